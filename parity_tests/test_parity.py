@@ -1,0 +1,205 @@
+"""Randomized cross-framework parity (hypothesis): zero_jax (x64 on) against
+zero_torch and an independent NumPy oracle, over bucketed shapes (so that the JAX
+side compiles once per bucket, not once per example), float32 / float64 inputs,
+tie-heavy and large answer alphabets, arbitrary cluster ids and random masks."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import zero_jax
+
+from . import oracle
+
+torch = pytest.importorskip("torch", reason="parity needs the torch twin")
+import zero_torch  # noqa: E402
+
+BATCH = st.sampled_from([1, 2, 7, 16, 33, 64])
+GROUP = st.sampled_from([1, 2, 3, 8, 16])
+FLOAT = st.sampled_from([np.float32, np.float64])
+ALPHABET = st.sampled_from([1, 2, 3, 5, 1000, 1_000_000])
+SEED = st.integers(0, 2**32 - 1)
+TOL = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
+
+
+def same(jax_out, torch_out, expected=None):
+    """Values and dtypes equal across frameworks (and to the oracle when given)."""
+    j = np.asarray(jax_out)
+    t = torch_out.numpy()
+    assert j.dtype == t.dtype, (j.dtype, t.dtype)
+    if j.dtype.kind == "f":
+        np.testing.assert_allclose(j, t, rtol=0, atol=TOL[j.dtype])
+        if expected is not None:
+            np.testing.assert_allclose(j, expected, rtol=0, atol=TOL[j.dtype])
+    else:
+        np.testing.assert_array_equal(j, t)
+        if expected is not None:
+            np.testing.assert_array_equal(j, expected)
+
+
+def unit_scores(rng, b, dtype, k=None):
+    """Consistencies with many exact vote shares (ties with band edges) and random ones."""
+    k = k or int(rng.integers(1, 17))
+    shares = rng.integers(0, k + 1, size=b) / k
+    noise = rng.random(b)
+    return np.where(rng.random(b) < 0.5, shares, noise).astype(dtype)
+
+
+def cluster_ids(rng, b):
+    kind = rng.integers(0, 4)
+    if kind == 0:  # few dense clusters: many duplicates
+        return rng.integers(0, 3, size=b)
+    if kind == 1:  # negative and sparse
+        return rng.choice(np.array([-7, -1, 0, 13, 10**6]), size=b)
+    if kind == 2:  # beyond int32
+        return rng.choice(np.array([2**31 + 5, -(2**40), 2**62, 3]), size=b)
+    return rng.integers(-(2**63), 2**63 - 1, size=b, dtype=np.int64)
+
+
+def T(x):
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
+@given(b=BATCH, dtype=FLOAT, seed=SEED)
+def test_uncertainty(b, dtype, seed):
+    p = unit_scores(np.random.default_rng(seed), b, dtype)
+    same(zero_jax.uncertainty_reward(p), zero_torch.uncertainty_reward(T(p)), oracle.uncertainty(p))
+
+
+@given(b=BATCH, dtype=FLOAT, seed=SEED, strength=st.sampled_from([0.0, 0.5, 1.0, 2.5]))
+def test_challenger(b, dtype, seed, strength):
+    rng = np.random.default_rng(seed)
+    p = unit_scores(rng, b, dtype)
+    c = cluster_ids(rng, b).astype(np.int64)
+    v = rng.random(b) < 0.7
+    expected = oracle.challenger(p, c, v, strength)
+    same(
+        zero_jax.challenger_rewards(p, c, v, strength),
+        zero_torch.challenger_rewards(T(p), T(c), T(v), strength),
+        expected,
+    )
+
+
+@given(b=BATCH, dtype=FLOAT, seed=SEED, n=st.sampled_from([1, 3, 40]))
+def test_challenger_dense_ids(b, dtype, seed, n):
+    rng = np.random.default_rng(seed)
+    p = unit_scores(rng, b, dtype)
+    c = rng.integers(0, n, size=b)
+    v = rng.random(b) < 0.7
+    expected = oracle.challenger(p, c, v)
+    j = zero_jax.challenger_rewards(p, c, v, num_clusters=n)
+    same(j, zero_torch.challenger_rewards(T(p), T(c), T(v), num_clusters=n), expected)
+    same(zero_jax.challenger_rewards(p, c, v), zero_torch.challenger_rewards(T(p), T(c), T(v)))
+
+
+@given(b=BATCH, k=GROUP, n=ALPHABET, seed=SEED)
+def test_consensus_and_pseudo_rewards(b, k, n, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, min(n, 3) if rng.random() < 0.5 else n, size=(b, k))
+    labels, p = oracle.consensus(a)
+    jl, jp = zero_jax.consensus(a, n)
+    tl, tp = zero_torch.consensus(T(a), n)
+    same(jl, tl, labels)
+    same(jp, tp, p)
+    fresh = rng.integers(0, min(n, 4), size=(b, k))
+    same(
+        zero_jax.pseudo_rewards(fresh, jl),
+        zero_torch.pseudo_rewards(T(fresh), tl),
+        oracle.pseudo(fresh, labels),
+    )
+
+
+@given(b=BATCH, k=GROUP, dtype=FLOAT, seed=SEED)
+def test_curriculum_mask(b, k, dtype, seed):
+    rng = np.random.default_rng(seed)
+    p = unit_scores(rng, b, dtype, k)
+    low, high = sorted(rng.choice([0.0, 0.25, 0.3, 0.5, 0.75, 0.8, 1.0], size=2))
+    same(
+        zero_jax.curriculum_mask(p, low, high),
+        zero_torch.curriculum_mask(T(p), low, high),
+        oracle.band(p, low, high),
+    )
+
+
+@given(b=BATCH, t=st.sampled_from([1, 5, 32]), dtype=FLOAT, seed=SEED)
+def test_hint_delta(b, t, dtype, seed):
+    rng = np.random.default_rng(seed)
+    base = -rng.exponential(size=(b, t)).astype(dtype)
+    hinted = -rng.exponential(size=(b, t)).astype(dtype)
+    mask = rng.random((b, t)) < rng.random()
+    mask[0] = False  # an all-masked row
+    expected = oracle.hint_delta(base, hinted, mask)
+    j = zero_jax.hint_delta(base, hinted, mask)
+    same(j, zero_torch.hint_delta(T(base), T(hinted), T(mask)), expected)
+
+
+@given(b=BATCH, dtype=FLOAT, seed=SEED)
+def test_proposer(b, dtype, seed):
+    rng = np.random.default_rng(seed)
+    delta = rng.normal(size=b).astype(dtype)
+    lengths = rng.integers(0, 600, size=b)
+    share = (rng.integers(1, b + 1, size=b) / b).astype(dtype)
+    valid = rng.random(b) < 0.6
+    expected = oracle.proposer(delta, lengths, share, valid)
+    same(
+        zero_jax.proposer_rewards(delta, lengths, share, valid),
+        zero_torch.proposer_rewards(T(delta), T(lengths), T(share), T(valid)),
+        expected,
+    )
+
+
+@given(b=BATCH, dtype=FLOAT, seed=SEED)
+def test_coder(b, dtype, seed):
+    rng = np.random.default_rng(seed)
+    executed = rng.random(b) < 0.6
+    easy = unit_scores(rng, b, dtype)
+    c = unit_scores(rng, b, dtype)
+    easy[~executed] = np.nan  # failed renders carry no visual scores
+    syntax = rng.random(b) < 0.3
+    expected = oracle.coder(executed, easy, c, syntax)
+    same(
+        zero_jax.coder_rewards(executed, easy, c, syntax),
+        zero_torch.coder_rewards(T(executed), T(easy), T(c), T(syntax)),
+        expected,
+    )
+
+
+@given(b=BATCH, k=GROUP, n=ALPHABET, seed=SEED, alpha=st.sampled_from([0.0, 0.3, 0.9, 1.0]))
+def test_solver(b, k, n, seed, alpha):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, min(n, 3) if rng.random() < 0.5 else n, size=(b, k))
+    fmt = rng.random((b, k)) < 0.5
+    expected = oracle.solver(a, fmt, alpha)
+    same(
+        zero_jax.solver_rewards(a, fmt, n, alpha),
+        zero_torch.solver_rewards(T(a), T(fmt), n, alpha),
+        expected,
+    )
+
+
+@given(b=BATCH, k=GROUP, n=st.sampled_from([1, 2, 3, 5, 17]), seed=SEED)
+def test_every_voting_method_agrees(b, k, n, seed):
+    a = np.random.default_rng(seed).integers(0, n, size=(b, k))
+    labels, p = oracle.consensus(a)
+    for method in ("one_hot", "segment_sum", "pairwise", "auto"):
+        jl, jp = zero_jax.consensus(a, n, method=method)
+        tl, tp = zero_torch.consensus(T(a), n, method=method)
+        same(jl, tl, labels)
+        same(jp, tp, p)
+        fmt = a % 2 == 0
+        same(
+            zero_jax.solver_rewards(a, fmt, n, method=method),
+            zero_torch.solver_rewards(T(a), T(fmt), n, method=method),
+            oracle.solver(a, fmt),
+        )
+
+
+def test_int32_answers_give_the_contract_dtypes():
+    a = np.array([[3, 1, 3], [0, 0, 2]], np.int32)
+    labels, p = zero_jax.consensus(jnp.asarray(a), 4)
+    assert labels.dtype == jnp.int64 and p.dtype == jnp.float64
+    np.testing.assert_array_equal(labels, [3, 0])

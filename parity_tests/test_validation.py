@@ -1,0 +1,218 @@
+"""Bad input raises the same exception type in both frameworks, naming the argument;
+zero_jax's checked mode raises the data-dependent errors with the torch message;
+torch inputs are never modified."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import zero_jax
+
+torch = pytest.importorskip("torch", reason="validation parity needs the torch twin")
+import zero_torch  # noqa: E402
+
+F = [0.5, 0.25, 1.0]
+I = [[0, 1], [1, 1], [2, 0]]
+B3 = [True, False, True]
+BK = [[True, False], [True, True], [False, False]]
+
+
+def args(t):
+    """Good arguments for every function, built with the array constructor ``t``."""
+    f, i1, b = t(F), t([3, 3, 9]), t(B3)
+    return {
+        "uncertainty_reward": (f,),
+        "challenger_rewards": (f, i1, b),
+        "consensus": (t(I), 3),
+        "curriculum_mask": (f,),
+        "pseudo_rewards": (t(I), t([0, 1, 2])),
+        "hint_delta": (t([[-1.0, -2.0]] * 3), t([[-1.5, -2.0]] * 3), t(BK)),
+        "proposer_rewards": (f, t([100, 250, 400]), t([0.1, 0.2, 0.3]), b),
+        "coder_rewards": (b, f, f, t([False, False, True])),
+        "solver_rewards": (t(I), t(BK), 3),
+        "group_advantages": (t([[1.0, 2.0], [3.0, 3.0]]),),
+    }
+
+
+def jx(x):
+    return jnp.asarray(x)
+
+
+def tt(x):
+    return torch.tensor(x)
+
+
+# (function, argument index, bad value builder, keyword overrides, exception type)
+BAD = [
+    # wrong dtype kind -> TypeError
+    ("uncertainty_reward", 0, lambda t: t([1, 0]), TypeError, "consistency"),
+    ("challenger_rewards", 1, lambda t: t([1.0, 2.0, 3.0]), TypeError, "clusters"),
+    ("challenger_rewards", 2, lambda t: t([1, 0, 1]), TypeError, "valid"),
+    ("consensus", 0, lambda t: t([[0.0, 1.0]]), TypeError, "answers"),
+    ("pseudo_rewards", 1, lambda t: t([0.0, 1.0, 1.0]), TypeError, "labels"),
+    ("hint_delta", 2, lambda t: t([[1, 0]] * 3), TypeError, "mask"),
+    ("hint_delta", 0, lambda t: t([[1, 0]] * 3), TypeError, "base_logp"),
+    ("proposer_rewards", 1, lambda t: t([1.0, 2.0, 3.0]), TypeError, "hint_lengths"),
+    ("coder_rewards", 0, lambda t: t([1, 0, 1]), TypeError, "executed"),
+    ("solver_rewards", 1, lambda t: t([[1, 0]] * 3), TypeError, "format_valid"),
+    ("group_advantages", 0, lambda t: t([[1, 2]]), TypeError, "rewards"),
+    # shapes and empty batches -> ValueError
+    ("uncertainty_reward", 0, lambda t: t([[0.5]]), ValueError, "consistency"),
+    ("uncertainty_reward", 0, lambda t: t(np.zeros(0)), ValueError, "consistency"),
+    ("challenger_rewards", 1, lambda t: t([1, 2]), ValueError, "clusters"),
+    ("challenger_rewards", 2, lambda t: t([True]), ValueError, "valid"),
+    ("consensus", 0, lambda t: t(np.zeros((0, 3), np.int64)), ValueError, "answers"),
+    ("consensus", 0, lambda t: t(np.zeros((3, 0), np.int64)), ValueError, "answers"),
+    ("consensus", 0, lambda t: t([0, 1]), ValueError, "answers"),
+    ("pseudo_rewards", 1, lambda t: t([0, 1]), ValueError, "labels"),
+    ("hint_delta", 1, lambda t: t([[-1.0]] * 3), ValueError, "hinted_logp"),
+    ("hint_delta", 2, lambda t: t([[True, False]] * 2), ValueError, "mask"),
+    ("proposer_rewards", 2, lambda t: t([0.1]), ValueError, "cluster_share"),
+    ("coder_rewards", 3, lambda t: t([True]), ValueError, "syntax_error"),
+    ("solver_rewards", 1, lambda t: t([[True]] * 3), ValueError, "format_valid"),
+    ("solver_rewards", 0, lambda t: t(np.zeros((0, 2), np.int64)), ValueError, "answers"),
+    ("group_advantages", 0, lambda t: t([1.0, 2.0]), ValueError, "rewards"),
+]
+
+# Static hyper-parameters: (function, keyword overrides, exception, name in message)
+BAD_PARAMS = [
+    ("challenger_rewards", {"strength": -0.1}, ValueError, "strength"),
+    ("challenger_rewards", {"strength": float("nan")}, ValueError, "strength"),
+    ("challenger_rewards", {"strength": "1"}, TypeError, "strength"),
+    ("challenger_rewards", {"num_clusters": 0}, ValueError, "num_clusters"),
+    ("curriculum_mask", {"low": 0.8, "high": 0.2}, ValueError, "low"),
+    ("curriculum_mask", {"low": -0.1}, ValueError, "low"),
+    ("curriculum_mask", {"high": 1.5}, ValueError, "high"),
+    ("solver_rewards", {"alpha": 1.2}, ValueError, "alpha"),
+    ("solver_rewards", {"alpha": -0.2}, ValueError, "alpha"),
+    ("solver_rewards", {"method": "vote"}, ValueError, "method"),
+    ("consensus", {"method": "bogus"}, ValueError, "method"),
+    ("group_advantages", {"scale": "std"}, ValueError, "scale"),
+    ("group_advantages", {"ddof": -1}, ValueError, "ddof"),
+    ("group_advantages", {"eps": -1e-6}, ValueError, "eps"),
+]
+
+# Data-dependent values: torch raises eagerly, zero_jax under zero_jax.checked.
+BAD_VALUES = [
+    ("uncertainty_reward", 0, lambda t: t([0.5, 1.5]), "consistency must lie in [0, 1]"),
+    ("uncertainty_reward", 0, lambda t: t([0.5, float("nan")]), "consistency must lie in [0, 1]"),
+    ("challenger_rewards", 0, lambda t: t([0.5, -0.1, 0.2]), "consistency must lie in [0, 1]"),
+    ("consensus", 0, lambda t: t([[0, 3]]), "answers must lie in [0, num_answers=3)"),
+    ("consensus", 0, lambda t: t([[-1, 0]]), "answers must lie in [0, num_answers=3)"),
+    (
+        "solver_rewards",
+        0,
+        lambda t: t([[0, 1], [5, 1], [0, 0]]),
+        "answers must lie in [0, num_answers=3)",
+    ),
+    ("hint_delta", 0, lambda t: t([[-1.0, float("inf")]] * 3), "base_logp must be finite"),
+    ("hint_delta", 1, lambda t: t([[-1.0, float("nan")]] * 3), "hinted_logp must be finite"),
+    ("proposer_rewards", 0, lambda t: t([float("nan"), 0.0, 0.0]), "delta must be finite"),
+    ("proposer_rewards", 2, lambda t: t([0.1, 1.5, 0.0]), "cluster_share must lie in [0, 1]"),
+    (
+        "coder_rewards",
+        1,
+        lambda t: t([1.5, 0.2, 0.2]),
+        "easy_accuracy must lie in [0, 1] where executed",
+    ),
+    (
+        "coder_rewards",
+        2,
+        lambda t: t([0.5, 0.2, float("nan")]),
+        "consistency must lie in [0, 1] where executed",
+    ),
+]
+
+
+def call(name, backend, t, index=None, bad=None, **kw):
+    a = list(args(t)[name])
+    if index is not None:
+        a[index] = bad(t)
+    return getattr(backend, name)(*a, **kw)
+
+
+@pytest.mark.parametrize("name,index,bad,exc,arg", BAD, ids=lambda v: str(v)[:20])
+def test_bad_input_same_exception_in_both_frameworks(name, index, bad, exc, arg):
+    with pytest.raises(exc, match=arg):
+        call(name, zero_torch, tt, index, bad)
+    with pytest.raises(exc, match=arg):
+        call(name, zero_jax, jx, index, bad)
+
+
+@pytest.mark.parametrize("name,kw,exc,arg", BAD_PARAMS, ids=lambda v: str(v)[:20])
+def test_bad_hyper_parameters(name, kw, exc, arg):
+    with pytest.raises(exc, match=arg):
+        call(name, zero_torch, tt, **kw)
+    with pytest.raises(exc, match=arg):
+        call(name, zero_jax, jx, **kw)
+
+
+def test_num_answers_must_be_a_positive_int():
+    for backend, t in ((zero_torch, tt), (zero_jax, jx)):
+        with pytest.raises(TypeError, match="num_answers"):
+            backend.consensus(t(I), 3.0)
+        with pytest.raises(ValueError, match="num_answers"):
+            backend.solver_rewards(t(I), t(BK), 0)
+
+
+@pytest.mark.parametrize("name,index,bad,message", BAD_VALUES, ids=lambda v: str(v)[:20])
+def test_value_checks_torch_eager_and_jax_checked_same_message(name, index, bad, message):
+    with pytest.raises(ValueError) as torch_err:
+        call(name, zero_torch, tt, index, bad)
+    assert str(torch_err.value) == message
+    checked = zero_jax.checked(lambda *a: getattr(zero_jax, name)(*a))
+    a = list(args(jx)[name])
+    a[index] = bad(jx)
+    with pytest.raises(ValueError) as jax_err:
+        checked(*a)
+    assert str(jax_err.value) == message
+    # The unchecked jitted path trusts its inputs and does not raise.
+    getattr(zero_jax, name)(*a)
+
+
+def test_checked_mode_checks_traced_hyper_parameters_and_passes_good_input():
+    p = jnp.asarray(F)
+    with pytest.raises(ValueError, match="strength must be a finite number >= 0"):
+        zero_jax.checked(lambda s: zero_jax.challenger_rewards(p, jnp.array([1, 1, 2]), p > 0, s))(
+            jnp.asarray(-1.0)
+        )
+    for name, a in args(jx).items():
+        np.testing.assert_array_equal(
+            np.asarray(zero_jax.checked(getattr(zero_jax, name))(*a)[0]),
+            np.asarray(getattr(zero_jax, name)(*a)[0]),
+        )
+
+
+def test_dense_cluster_ids_out_of_range():
+    p, v = torch.tensor(F), torch.tensor(B3)
+    with pytest.raises(ValueError, match="clusters must lie in"):
+        zero_torch.challenger_rewards(p, torch.tensor([0, 1, 3]), v, num_clusters=3)
+    with pytest.raises(ValueError, match="clusters must lie in"):
+        zero_jax.checked(zero_jax.challenger_rewards)(
+            jnp.asarray(F), jnp.array([0, 1, 3]), jnp.asarray(B3), num_clusters=3
+        )
+
+
+def test_torch_inputs_are_never_modified():
+    for name, a in args(tt).items():
+        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in a]
+        getattr(zero_torch, name)(*a)
+        for x, y in zip(a, before, strict=True):
+            if isinstance(x, torch.Tensor):
+                assert torch.equal(x, y), name
+    # Also for the float16 path and non-contiguous views.
+    big = torch.arange(12).reshape(3, 4) % 3
+    view = big[:, ::2]
+    snapshot = big.clone()
+    zero_torch.consensus(view, 3)
+    zero_torch.solver_rewards(view, view > 0, 3)
+    assert torch.equal(big, snapshot)
+
+
+def test_torch_outputs_stay_on_the_input_device():
+    for name, a in args(tt).items():
+        out = getattr(zero_torch, name)(*a)
+        outs = out if isinstance(out, tuple) else (out,)
+        assert all(o.device == a[0].device for o in outs), name

@@ -1,0 +1,124 @@
+"""GRPO group advantages with every choice the published stacks disagree on as a
+keyword: scaling (group std, batch std, none), ``ddof``, ``eps``, and what a
+single-sample group gets."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from zero_jax import _checks as _c
+
+__all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
+
+SCALES = ("group", "batch", "none")
+SINGLETONS = ("zero", "raw")
+
+#: Keyword sets that reproduce published defaults, e.g.
+#: ``group_advantages(r, **ADVANTAGE_PRESETS["verl"])``.  They differ from those
+#: stacks only where the published formula is undefined or noise: groups whose
+#: kept rewards are all equal get exactly 0 (not a float residue / eps), and (except
+#: for verl, which fixes it) single-sample groups get 0 instead of NaN.
+ADVANTAGE_PRESETS: dict[str, dict[str, Any]] = {
+    # verl compute_grpo_outcome_advantage: unbiased std, eps 1e-6, a group of one
+    # sample uses mean 0 and std 1.
+    "verl": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "raw"},
+    # Tunix GRPO: (r - mean) / (std(ddof=1) + 1e-6).
+    "tunix": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "zero"},
+    # TRL GRPOTrainer, scale_rewards="group" (torch.std is unbiased) with 1e-4.
+    "trl": {"scale": "group", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
+    # TRL scale_rewards="batch": std of all rewards of the batch.
+    "trl_batch": {"scale": "batch", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
+    # Dr. GRPO (TRL scale_rewards="none"): mean-centring only.
+    "dr_grpo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero"},
+}
+
+
+def _moments(r, m, ddof, axis=-1):
+    """Masked mean and std over ``axis`` (std of fewer than ddof+1 is 0)."""
+    n = jnp.sum(m, axis=axis, keepdims=True, dtype=r.dtype)
+    mean = jnp.sum(jnp.where(m, r, 0), axis=axis, keepdims=True) / jnp.maximum(n, 1)
+    sq = jnp.sum(jnp.where(m, (r - mean) ** 2, 0), axis=axis, keepdims=True)
+    std = jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
+    return n, mean, std
+
+
+@functools.partial(jax.jit, static_argnames=("scale", "ddof", "singleton"))
+def _advantages(r, m, eps, scale, ddof, singleton):
+    eps = jnp.asarray(eps, r.dtype)
+    n, mean, std = _moments(r, m, ddof)
+    single = n == 1
+    if singleton == "raw":
+        mean = jnp.where(single, 0, mean)
+        std = jnp.where(single, 1, std)
+    if scale == "batch":
+        _, _, std = _moments(r, m, ddof, axis=(-2, -1))
+    adv = r - mean
+    if scale != "none":
+        adv = adv / (std + eps)
+    hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
+    lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
+    zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
+    if scale == "group":
+        zero = zero | (n <= ddof)
+    if singleton == "raw":
+        zero = zero & ~single
+    return lax.stop_gradient(jnp.where(m & ~zero, adv, 0))
+
+
+def group_advantages(
+    rewards: Any,
+    mask: Any = None,
+    *,
+    scale: str = "group",
+    ddof: int = 1,
+    eps: float = 1e-6,
+    singleton: str = "zero",
+) -> jax.Array:
+    """GRPO advantages of ``[num_groups, group_size]`` rewards.
+
+    ``A_gi = (r_gi - mean_g) / (std + eps)`` with ``std`` the group's (``"group"``)
+    or the whole batch's (``"batch"``) standard deviation with ``ddof``, or
+    ``A_gi = r_gi - mean_g`` (``"none"``, Dr. GRPO).  Means and stds are taken over
+    the kept (``mask``) entries only.
+
+    Conventions (never NaN):
+      * masked entries get advantage 0 and take no part in any mean or std;
+      * a group whose kept rewards are all equal (including a fully masked group)
+        gets exactly 0, not a float residue divided by ``eps``;
+      * a single-sample group gets 0 (``singleton="zero"``), or, as in verl,
+        ``r / (1 + eps)`` from mean 0 and std 1 (``singleton="raw"``);
+      * with ``"group"`` scaling a group of at most ``ddof`` samples gets 0.
+
+    See ``ADVANTAGE_PRESETS`` for verl, Tunix, TRL and Dr. GRPO settings.
+
+    Args:
+      rewards: float ``[G, N]``.
+      mask: optional bool ``[G, N]``; True keeps an entry.
+      scale: ``"group"``, ``"batch"`` or ``"none"``.
+      ddof: static int ``>= 0`` (1 gives the unbiased std of verl / Tunix / TRL).
+      eps: ``>= 0``, added to the std (Python float or traced scalar).
+      singleton: ``"zero"`` or ``"raw"``.
+
+    Returns:
+      ``[G, N]`` in the dtype of ``rewards``; gradient-free.
+    """
+    r = _c.floating("rewards", rewards, 2, "[G, N]")
+    _c.nonempty("rewards", r, "[G, N]")
+    if mask is None:
+        m = jnp.ones(r.shape, bool)
+    else:
+        m = _c.boolean("mask", mask, 2, "[G, N]")
+        _c.same_shape("mask", m, "rewards", r)
+    scale = _c.method("scale", scale, SCALES)
+    singleton = _c.method("singleton", singleton, SINGLETONS)
+    if isinstance(ddof, bool) or not isinstance(ddof, int):
+        raise TypeError(f"ddof must be a Python int, got {type(ddof).__name__}")
+    if ddof < 0:
+        raise ValueError(f"ddof must be >= 0, got {ddof}")
+    _c.scalar("eps", eps, 0.0, None, "a finite number >= 0")
+    return _advantages(r, m, eps, scale, ddof, singleton)
