@@ -203,3 +203,17 @@ def test_int32_answers_give_the_contract_dtypes():
     labels, p = zero_jax.consensus(jnp.asarray(a), 4)
     assert labels.dtype == jnp.int64 and p.dtype == jnp.float64
     np.testing.assert_array_equal(labels, [3, 0])
+
+
+def test_huge_answer_vocabulary_with_auto_method():
+    """10 million answer ids at B=1024, K=8: "auto" never builds a [B, num_answers] table."""
+    a = np.random.default_rng(3).integers(0, 10_000_000, size=(1024, 8))
+    a[::3, :4] = a[::3, 4:]  # plenty of ties
+    labels, p = oracle.consensus(a)
+    jl, jp = zero_jax.consensus(a, 10_000_000)
+    np.testing.assert_array_equal(jl, labels)
+    np.testing.assert_array_equal(jp, p)
+    fmt = a % 2 == 0
+    np.testing.assert_allclose(
+        zero_jax.solver_rewards(a, fmt, 10_000_000), oracle.solver(a, fmt), atol=1e-12
+    )

@@ -99,6 +99,7 @@ BAD_VALUES = [
     ("uncertainty_reward", 0, lambda t: t([0.5, 1.5]), "consistency must lie in [0, 1]"),
     ("uncertainty_reward", 0, lambda t: t([0.5, float("nan")]), "consistency must lie in [0, 1]"),
     ("challenger_rewards", 0, lambda t: t([0.5, -0.1, 0.2]), "consistency must lie in [0, 1]"),
+    ("curriculum_mask", 0, lambda t: t([0.5, float("inf"), 0.2]), "consistency must lie in [0, 1]"),
     ("consensus", 0, lambda t: t([[0, 3]]), "answers must lie in [0, num_answers=3)"),
     ("consensus", 0, lambda t: t([[-1, 0]]), "answers must lie in [0, num_answers=3)"),
     (

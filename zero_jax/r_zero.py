@@ -152,6 +152,7 @@ def consensus(
 def _band(p, low, high, checked):
     low = jnp.asarray(low, p.dtype)
     high = jnp.asarray(high, p.dtype)
+    _c.check(checked, (p >= 0) & (p <= 1), _UNIT.format("consistency"))
     _c.check(checked, (low >= 0) & (low <= high) & (high <= 1), "need 0 <= low <= high <= 1")
     return (p >= low) & (p <= high)
 
@@ -160,7 +161,7 @@ def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> 
     """Informative band: keep questions with ``low <= p_i <= high`` (both ends kept).
 
     Args:
-      consistency: float ``[B]``.
+      consistency: float ``[B]`` in ``[0, 1]``.
       low, high: band edges with ``0 <= low <= high <= 1`` (floats or traced scalars),
         compared in the dtype of ``consistency``.
 

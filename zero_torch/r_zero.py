@@ -85,8 +85,7 @@ def curriculum_mask(
     consistency: torch.Tensor, low: float = 0.25, high: float = 0.75
 ) -> torch.Tensor:
     """bool ``[B]``: ``low <= p <= high``, both boundaries kept."""
-    p = _c.floating("consistency", consistency, 1, "[B]")
-    _c.nonempty("consistency", p, "[B]")
+    p = _consistency(consistency)
     low = _c.scalar("low", low, 0.0, 1.0, "in [0, 1]")
     high = _c.scalar("high", high, 0.0, 1.0, "in [0, 1]")
     if low > high:
