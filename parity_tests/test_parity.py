@@ -217,3 +217,39 @@ def test_huge_answer_vocabulary_with_auto_method():
     np.testing.assert_allclose(
         zero_jax.solver_rewards(a, fmt, 10_000_000), oracle.solver(a, fmt), atol=1e-12
     )
+
+
+@pytest.mark.parametrize("k", [3, 5, 7, 10])
+def test_vote_shares_are_correctly_rounded_and_band_edges_agree(k):
+    """p = top / K exactly as NumPy and torch divide (XLA would multiply by 1/K and
+    land one ulp off, e.g. 3/5 -> 0.6000000000000001), so shares on a band edge
+    (R-Zero's upstream band is [0.3, 0.8] with K = 10) stay inside in both twins."""
+    rng = np.random.default_rng(k)
+    a = np.stack([np.where(np.arange(k) < t, 0, 1 + np.arange(k)) for t in range(1, k + 1)])
+    a = np.concatenate([a, rng.integers(0, 3, size=(50, k))])
+    _, want = oracle.consensus(a)
+    _, jp = zero_jax.consensus(a, k + 1)
+    _, tp = zero_torch.consensus(T(a), k + 1)
+    np.testing.assert_array_equal(np.asarray(jp), want)
+    np.testing.assert_array_equal(tp.numpy(), want)
+    for low, high in ((0.3, 0.8), (0.2, 0.6), (1 / 3, 2 / 3), (0.25, 0.75)):
+        jm = zero_jax.curriculum_mask(jp, low, high)
+        np.testing.assert_array_equal(
+            np.asarray(jm), zero_torch.curriculum_mask(tp, low, high).numpy()
+        )
+        np.testing.assert_array_equal(np.asarray(jm), (want >= low) & (want <= high))
+
+
+def test_shares_and_length_penalty_are_correctly_rounded():
+    b = 10
+    p = np.full(b, 0.5)
+    ids = np.array([0, 0, 0, 1, 1, 2, 3, 3, 3, 3])
+    v = np.ones(b, bool)
+    expected = oracle.challenger(p, ids, v, 1.0)
+    np.testing.assert_array_equal(np.asarray(zero_jax.challenger_rewards(p, ids, v)), expected)
+    lengths = np.arange(200, 200 + 10 * 37, 37)
+    delta = np.zeros(b)
+    expected = oracle.proposer(delta, lengths, delta, v)
+    np.testing.assert_array_equal(
+        np.asarray(zero_jax.proposer_rewards(delta, lengths, delta, v)), expected
+    )

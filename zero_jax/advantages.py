@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from zero_jax import _checks as _c
+from zero_jax.primitives import exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
 
@@ -59,7 +60,7 @@ def _advantages(r, m, eps, scale, ddof, singleton):
         _, _, std = _moments(r, m, ddof, axis=(-2, -1))
     adv = r - mean
     if scale != "none":
-        adv = adv / (std + eps)
+        adv = exact_div(adv, std + eps)
     hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
     lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
     zero = hi == lo  # all kept rewards equal, including empty and one-sample groups

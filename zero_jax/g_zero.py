@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from zero_jax import _checks as _c
-from zero_jax.primitives import masked_mean
+from zero_jax.primitives import exact_div, masked_mean
 
 __all__ = ["hint_delta", "proposer_rewards"]
 
@@ -58,7 +58,7 @@ def _proposer(delta, lengths, share, valid, checked):
     _c.check(checked, jnp.isfinite(delta) | ~valid, "delta must be finite")
     _c.check(checked, (lengths >= 0) | ~valid, "hint_lengths must be >= 0")
     _c.check(checked, (share >= 0) & (share <= 1), "cluster_share must lie in [0, 1]")
-    length_penalty = 0.03 * jnp.maximum(lengths.astype(dtype) - 200, 0) / 100
+    length_penalty = exact_div(0.03 * jnp.maximum(lengths.astype(dtype) - 200, 0), 100)
     reward = jnp.where(valid, delta - length_penalty, -1) - share
     return lax.stop_gradient(reward)
 

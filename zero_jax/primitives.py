@@ -13,11 +13,32 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec, reshard
 
-__all__ = ["VOTE_METHODS", "choose_vote_method", "cluster_sizes", "majority_vote", "masked_mean"]
+__all__ = [
+    "VOTE_METHODS",
+    "choose_vote_method",
+    "cluster_sizes",
+    "exact_div",
+    "majority_vote",
+    "masked_mean",
+]
 
 VOTE_METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
+
+
+def exact_div(numerator: jax.Array, denominator: jax.Array | float) -> jax.Array:
+    """``numerator / denominator`` correctly rounded, as NumPy and torch compute it.
+
+    XLA rewrites a division by a broadcast value into a multiplication by its
+    reciprocal, which is off by one ulp for many quotients (``3 / 5`` gives
+    ``0.6000000000000001``).  Vote shares are compared with band edges such as 0.6
+    or 0.8, so that ulp would move a question out of the band.  The barrier keeps
+    the broadcast divisor opaque and the division exact.
+    """
+    den = jnp.broadcast_to(jnp.asarray(denominator, numerator.dtype), numerator.shape)
+    return numerator / lax.optimization_barrier(den)
 
 
 def choose_vote_method(method: str, num_answers: int, k: int) -> str:

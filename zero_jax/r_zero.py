@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from zero_jax import _checks as _c
-from zero_jax.primitives import VOTE_METHODS, cluster_sizes, majority_vote
+from zero_jax.primitives import VOTE_METHODS, cluster_sizes, exact_div, majority_vote
 
 __all__ = [
     "challenger_rewards",
@@ -63,7 +63,7 @@ def _challenger(p, clusters, valid, strength, num_clusters, checked):
     if num_clusters is not None:
         in_range = (clusters >= 0) & (clusters < num_clusters)
         _c.check(checked, in_range, f"clusters must lie in [0, num_clusters={num_clusters})")
-    share = cluster_sizes(clusters, num_clusters).astype(p.dtype) / p.shape[-1]
+    share = exact_div(cluster_sizes(clusters, num_clusters).astype(p.dtype), p.shape[-1])
     reward = jnp.maximum(0, _triangle(p) - strength * share)
     return lax.stop_gradient(jnp.where(valid, reward, 0))
 
@@ -117,7 +117,7 @@ def _consensus(answers, num_answers, method, checked):
     in_range = (answers >= 0) & (answers < num_answers)
     _c.check(checked, in_range, f"answers must lie in [0, num_answers={num_answers})")
     labels, top = majority_vote(answers, num_answers, method)
-    consistency = top.astype(_c.float_dtype()) / answers.shape[-1]
+    consistency = exact_div(top.astype(_c.float_dtype()), answers.shape[-1])
     return labels.astype(_c.int_dtype()), lax.stop_gradient(consistency)
 
 
