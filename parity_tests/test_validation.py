@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="validation parity needs the torch t
 import zero_torch  # noqa: E402
 
 F = [0.5, 0.25, 1.0]
-I = [[0, 1], [1, 1], [2, 0]]
+IDS = [[0, 1], [1, 1], [2, 0]]
 B3 = [True, False, True]
 BK = [[True, False], [True, True], [False, False]]
 
@@ -25,13 +25,13 @@ def args(t):
     return {
         "uncertainty_reward": (f,),
         "challenger_rewards": (f, i1, b),
-        "consensus": (t(I), 3),
+        "consensus": (t(IDS), 3),
         "curriculum_mask": (f,),
-        "pseudo_rewards": (t(I), t([0, 1, 2])),
+        "pseudo_rewards": (t(IDS), t([0, 1, 2])),
         "hint_delta": (t([[-1.0, -2.0]] * 3), t([[-1.5, -2.0]] * 3), t(BK)),
         "proposer_rewards": (f, t([100, 250, 400]), t([0.1, 0.2, 0.3]), b),
         "coder_rewards": (b, f, f, t([False, False, True])),
-        "solver_rewards": (t(I), t(BK), 3),
+        "solver_rewards": (t(IDS), t(BK), 3),
         "group_advantages": (t([[1.0, 2.0], [3.0, 3.0]]),),
     }
 
@@ -153,9 +153,9 @@ def test_bad_hyper_parameters(name, kw, exc, arg):
 def test_num_answers_must_be_a_positive_int():
     for backend, t in ((zero_torch, tt), (zero_jax, jx)):
         with pytest.raises(TypeError, match="num_answers"):
-            backend.consensus(t(I), 3.0)
+            backend.consensus(t(IDS), 3.0)
         with pytest.raises(ValueError, match="num_answers"):
-            backend.solver_rewards(t(I), t(BK), 0)
+            backend.solver_rewards(t(IDS), t(BK), 0)
 
 
 @pytest.mark.parametrize("name,index,bad,message", BAD_VALUES, ids=lambda v: str(v)[:20])
