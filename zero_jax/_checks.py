@@ -85,6 +85,8 @@ def int_dtype() -> np.dtype:
 
 
 def _as_array(name: str, x: Any) -> jax.Array:
+    if isinstance(x, jax.Array):  # already a JAX array or tracer: no conversion (fast path)
+        return x
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"{name} must be an array, got {type(x).__name__}")
     try:

@@ -48,10 +48,35 @@ def _moments(r, m, ddof, axis=-1):
     return n, mean, std
 
 
+#: Small groups of large batches are computed column by column (``_column_advantages``).
+_COLUMNS_MAX = 16
+_COLUMNS_MIN_GROUPS = 1 << 18
+
+
+def _row_stats(r, m):
+    """Kept count, sum, max and min of each group in one variadic reduction."""
+    acc = jnp.promote_types(r.dtype, jnp.float32)  # float16 sums accumulate in float32
+    zero, inf = jnp.zeros((), acc), jnp.asarray(jnp.inf, acc)
+    x = r.astype(acc)
+    n, total, hi, lo = lax.reduce(
+        (m.astype(acc), jnp.where(m, x, zero), jnp.where(m, x, -inf), jnp.where(m, x, inf)),
+        (zero, zero, -inf, inf),
+        lambda a, b: (a[0] + b[0], a[1] + b[1], jnp.maximum(a[2], b[2]), jnp.minimum(a[3], b[3])),
+        (r.ndim - 1,),
+    )
+    return tuple(v[..., None].astype(r.dtype) for v in (n, total, hi, lo))
+
+
 @functools.partial(jax.jit, static_argnames=("scale", "ddof", "singleton"))
 def _advantages(r, m, eps, scale, ddof, singleton):
+    r = lax.stop_gradient(r)  # the output is detached anyway; no tangent enters the reduce
     eps = jnp.asarray(eps, r.dtype)
-    n, mean, std = _moments(r, m, ddof)
+    if r.shape[-1] <= _COLUMNS_MAX and r.shape[-2] >= _COLUMNS_MIN_GROUPS:
+        return lax.stop_gradient(_column_advantages(r, m, eps, scale, ddof, singleton))
+    n, total, hi, lo = _row_stats(r, m)
+    mean = total / jnp.maximum(n, 1)
+    sq = jnp.sum(jnp.where(m, (r - mean) ** 2, 0), axis=-1, keepdims=True)
+    std = jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
     single = n == 1
     if singleton == "raw":
         mean = jnp.where(single, 0, mean)
@@ -61,8 +86,6 @@ def _advantages(r, m, eps, scale, ddof, singleton):
     adv = r - mean
     if scale != "none":
         adv = exact_div(adv, std + eps)
-    hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
-    lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
     zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
     if scale == "group":
         zero = zero | (n <= ddof)
@@ -123,3 +146,53 @@ def group_advantages(
         raise ValueError(f"ddof must be >= 0, got {ddof}")
     _c.scalar("eps", eps, 0.0, None, "a finite number >= 0")
     return _advantages(r, m, eps, scale, ddof, singleton)
+
+
+def _column_advantages(r, m, eps, scale, ddof, singleton):
+    """The same formulas as ``_advantages`` on the group's columns, one ``[G]`` vector
+    each: every statistic is then elementwise over groups, XLA fuses the whole
+    computation into a few loops, and dividing by the per-group scale is an exact
+    division (no broadcast for XLA to turn into a reciprocal multiply)."""
+    size = r.shape[-1]
+    cols = [r[..., j] for j in range(size)]
+    keep = [m[..., j] for j in range(size)]
+    zero_f = jnp.zeros((), r.dtype)
+
+    def total(xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out + x
+        return out
+
+    n = total([k.astype(r.dtype) for k in keep])
+    mean = total([jnp.where(k, c, zero_f) for c, k in zip(cols, keep, strict=True)])
+    mean = mean / jnp.maximum(n, 1)
+    sq = total([jnp.where(k, (c - mean) ** 2, zero_f) for c, k in zip(cols, keep, strict=True)])
+    std = jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
+    single = n == 1
+    if singleton == "raw":
+        mean = jnp.where(single, 0, mean)
+        std = jnp.where(single, 1, std)
+    if scale == "batch":
+        _, _, batch_std = _moments(r, m, ddof, axis=(-2, -1))
+        std = jnp.broadcast_to(batch_std[..., 0], n.shape)
+    hi = lo = None
+    for c, k in zip(cols, keep, strict=True):
+        h, low = jnp.where(k, c, -jnp.inf), jnp.where(k, c, jnp.inf)
+        hi = h if hi is None else jnp.maximum(hi, h)
+        lo = low if lo is None else jnp.minimum(lo, low)
+    zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
+    if scale == "group":
+        zero = zero | (n <= ddof)
+    if singleton == "raw":
+        zero = zero & ~single
+    scale_by = std + eps
+    out = []
+    for c, k in zip(cols, keep, strict=True):
+        adv = c - mean
+        if scale == "group":
+            adv = adv / scale_by
+        elif scale == "batch":
+            adv = exact_div(adv, scale_by)
+        out.append(jnp.where(k & ~zero, adv, zero_f))
+    return jnp.stack(out, axis=-1)

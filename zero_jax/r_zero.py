@@ -89,7 +89,7 @@ def challenger_rewards(
       strength: repetition-penalty weight ``>= 0`` (Python float or traced scalar).
       num_clusters: optional static int; when given, ids must be dense in
         ``[0, num_clusters)`` (as ``zero_text.bleu_clusters`` returns) and sizes are
-        counted in ``O(B)`` instead of by sorting.
+        one bincount, ``O(B + num_clusters)``, instead of hashing rounds.
 
     Returns:
       ``[B]`` in the dtype of ``consistency``; gradient-free.
@@ -136,7 +136,7 @@ def consensus(
       num_answers: static size of the answer alphabet.
       method: ``"auto"`` (default), ``"one_hot"``, ``"segment_sum"`` (both count over
         ``[B, num_answers]``) or ``"pairwise"`` (``[B, K, K]``, independent of
-        ``num_answers``).  ``"auto"`` counts only when ``num_answers <= K``.
+        ``num_answers``).  ``"auto"`` counts only when ``num_answers < K``.
 
     Returns:
       ``(labels, consistency)``: int64 ``[B]`` and float64 ``[B]`` (int32 / float32
