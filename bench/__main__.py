@@ -1,0 +1,407 @@
+"""``python -m bench``: time every reward for JAX, torch (eager and torch.compile) and
+NumPy, each backend in its own long-lived subprocess, backends interleaved per
+function family and repeated over rounds; then peak memory of the vote in fresh
+subprocesses; then the table, ``results/latest.json`` and the plots.
+
+  python -m bench                 # full run (about 15 minutes on 2 cores)
+  python -m bench --quick         # a one-minute subset (CI smoke test)
+  python -m bench --out /tmp/b    # write latest.json and the PNGs elsewhere
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench import cases as C
+from bench import report
+from bench.worker import THP_ENV
+
+#: jax_thp (huge pages on request) is timed only where outputs are large.
+THP_MIN_B = 1048576
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+class Worker:
+    """A backend's subprocess and its JSON-lines protocol."""
+
+    def __init__(self, backend: str, log):
+        self.backend = backend
+        env = dict(os.environ)
+        if backend == "jax_thp":
+            env.update(THP_ENV)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.worker", backend],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            bufsize=1,
+            env=env,
+        )
+        self.ready: dict[str, Any] | None = None
+
+    def send(self, cmd: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+
+    def recv(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            raise RuntimeError(f"{self.backend} worker exited with code {code} (see the log)")
+        return json.loads(line)
+
+    def wait_ready(self) -> dict[str, Any]:
+        msg = self.recv()
+        assert msg["event"] == "ready", msg
+        self.ready = msg
+        return msg
+
+    def close(self) -> None:
+        try:
+            self.send({"cmd": "quit"})
+            self.proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            self.proc.kill()
+
+
+class Progress:
+    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, total: int):
+        self.total = max(total, 1)
+        self.done = 0
+        self.t0 = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+        self.last_pct = -10
+
+    def step(self, label: str, n: int = 1) -> None:
+        self.done += n
+        frac = min(self.done / self.total, 1.0)
+        elapsed = time.perf_counter() - self.t0
+        eta = elapsed / frac - elapsed if frac > 0 else 0.0
+        bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
+        text = f"[{bar}] {100 * frac:5.1f}% {elapsed:6.0f}s eta {eta:5.0f}s  {label}"
+        if self.tty:
+            sys.stderr.write("\r" + text[:118].ljust(118))
+            sys.stderr.flush()
+        elif 100 * frac >= self.last_pct + 10 or self.done >= self.total:
+            self.last_pct = int(100 * frac)
+            print(text, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.tty:
+            sys.stderr.write("\n")
+
+
+def machine_info() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            info["mem_GiB"] = round(int(f.readline().split()[1]) / 2**20, 1)
+        thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+        if thp.exists():
+            info["transparent_hugepage"] = thp.read_text().strip()
+    except OSError:
+        pass
+    return info
+
+
+def _busy_jiffies() -> int:
+    with open("/proc/stat") as f:
+        vals = [int(v) for v in f.readline().split()[1:9]]
+    return sum(vals) - vals[3] - vals[4]  # all but idle and iowait
+
+
+def _own_jiffies(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime + stime, all threads
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def foreign_load(pids: list[int], window: float = 0.3) -> float:
+    """CPU cores used by processes other than the bench's, over ``window`` seconds."""
+    try:
+        b0, p0 = _busy_jiffies(), _own_jiffies(pids)
+        time.sleep(window)
+        b1, p1 = _busy_jiffies(), _own_jiffies(pids)
+    except OSError:
+        return 0.0
+    return max(0, (b1 - b0) - (p1 - p0)) / os.sysconf("SC_CLK_TCK") / window
+
+
+class QuietGate:
+    """Before each function family, wait (bounded) until other processes leave the
+    cores alone: on a shared 2-core machine a busy neighbour distorts every timing,
+    torch's most (its OpenMP threads wait for a descheduled sibling)."""
+
+    def __init__(self, pids: list[int], enabled: bool, per_check: float, budget: float):
+        self.pids, self.enabled = pids, enabled
+        self.per_check, self.budget = per_check, budget
+        self.waited = 0.0
+        self.log: list[dict[str, Any]] = []
+
+    def wait(self, label: str, threshold: float = 0.3) -> float:
+        load = foreign_load(self.pids) if self.enabled else 0.0
+        start = time.perf_counter()
+        while (
+            load > threshold
+            and time.perf_counter() - start < self.per_check
+            and self.waited + time.perf_counter() - start < self.budget
+        ):
+            time.sleep(2.0)
+            load = foreign_load(self.pids)
+        waited = time.perf_counter() - start
+        self.waited += waited
+        self.log.append(
+            {"chunk": label, "foreign_cores": round(load, 2), "waited_s": round(waited, 1)}
+        )
+        return load
+
+
+def runs_on(backend: str, case: C.Case) -> bool:
+    return backend != "jax_thp" or case.B >= THP_MIN_B
+
+
+def families(cases: list[C.Case]) -> list[list[C.Case]]:
+    groups: dict[str, list[C.Case]] = defaultdict(list)
+    for c in cases:
+        groups[c.family].append(c)
+    return list(groups.values())
+
+
+def run_rss(specs: list[tuple[str, str, int, int, int]], parallel: bool, log) -> list[dict]:
+    def start(spec):
+        args = [sys.executable, "-m", "bench.worker", "rss", *map(str, spec)]
+        return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
+
+    out = []
+    if parallel:
+        procs = [start(s) for s in specs]
+        for s, p in zip(specs, procs, strict=True):
+            out.append(_rss_result(s, p))
+    else:
+        for s in specs:
+            out.append(_rss_result(s, start(s)))
+    return out
+
+
+def _rss_result(spec, proc) -> dict[str, Any]:
+    stdout, _ = proc.communicate(timeout=600)
+    try:
+        return json.loads(stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"spec": list(spec), "error": f"exit code {proc.returncode}"}
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a one-minute subset (no torch.compile)")
+    ap.add_argument("--out", type=Path, default=RESULTS, help="directory for latest.json / PNGs")
+    ap.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
+    ap.add_argument("--repeats", type=int, help="timed loops per case and round (default 3)")
+    ap.add_argument("--target-ms", type=float, help="length of one timed loop (default 20)")
+    ap.add_argument("--backends", default=None, help="comma list (default: all; quick: no compile)")
+    ap.add_argument("--only", default=None, help="only cases whose key contains this text")
+    ap.add_argument("--no-rss", action="store_true", help="skip the peak-memory subprocesses")
+    ap.add_argument("--no-plot", action="store_true", help="skip the PNGs")
+    ap.add_argument(
+        "--max-wait",
+        type=float,
+        default=None,
+        help="seconds to wait in total for other processes to go quiet (default 900; quick 0)",
+    )
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse(argv)
+    quick = opts.quick
+    rounds = opts.rounds or (1 if quick else 3)
+    repeats = opts.repeats or (2 if quick else 3)
+    target_s = (opts.target_ms or (2.0 if quick else 20.0)) / 1000
+    default_backends = (
+        "jax,torch,numpy" if quick else "jax,jax_sync,jax_thp,torch,torch_compile,numpy"
+    )
+    backends = (opts.backends or default_backends).split(",")
+    grid = C.quick_grid() if quick else C.full_grid()
+    if opts.only:
+        grid = [c for c in grid if opts.only in c.key]
+    fams = families(grid)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    log_path = Path(tempfile.gettempdir()) / f"bench-{os.getpid()}.log"
+    t_start = time.time()
+    load_start = os.getloadavg()
+
+    rss_specs: list[tuple[str, str, int, int, int]] = []
+    if not opts.no_rss:
+        rss_backends = [b for b in ("jax", "torch", "numpy") if b in backends]
+        if quick:
+            rss_backends = rss_backends[:1]
+            grid_rss = [("consensus", 4096, 8, n) for n in (16, 1_000_000)]
+        else:
+            grid_rss = [
+                (fn, 65536, 16, n)
+                for fn in ("consensus", "solver_rewards")
+                for n in (16, 1024, 1_000_000, 10_000_000)
+            ]
+            grid_rss += [("consensus", 1024, 8, 10_000_000)]
+        rss_specs = [(b, fn, bb, k, n) for b in rss_backends for fn, bb, k, n in grid_rss]
+
+    timed = sum(runs_on(b, c) for b in backends for c in grid)
+    total = rounds * (timed + 2 + len(backends)) + len(rss_specs)
+    bar = Progress(total)
+    samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    first: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    errors: dict[str, dict[str, str]] = defaultdict(dict)
+    dispatch: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    copies: list[dict[str, Any]] = []
+    versions: dict[str, Any] = {}
+
+    with open(log_path, "w") as log:
+        workers = {b: Worker(b, log) for b in backends}
+        if "numpy" not in workers:
+            workers["numpy"] = Worker("numpy", log)
+        try:
+            for w in workers.values():
+                versions[w.backend] = w.wait_ready()["versions"]
+
+            def copy_round():
+                workers["numpy"].send(
+                    {"cmd": "copy", "repeats": 2 if quick else 3, "target_s": target_s}
+                )
+                copies.append(workers["numpy"].recv()["result"])
+                bar.step("copy bandwidth")
+
+            pids = [os.getpid()] + [w.proc.pid for w in workers.values()]
+            budget = opts.max_wait if opts.max_wait is not None else (0.0 if quick else 900.0)
+            gate = QuietGate(pids, budget > 0, per_check=240.0, budget=budget)
+            for r in range(rounds):
+                copy_round()
+                for i, fam in enumerate(fams):
+                    gate.wait(f"round {r + 1} {fam[0].family}")
+                    shift = (i + r) % len(backends)
+                    order = backends[shift:] + backends[:shift]
+                    for b in order:
+                        w = workers[b]
+                        specs = [c.to_json() for c in fam if runs_on(b, c)]
+                        if not specs:
+                            continue
+                        w.send(
+                            {"cmd": "run", "cases": specs, "repeats": repeats, "target_s": target_s}
+                        )
+                        while True:
+                            msg = w.recv()
+                            if msg["event"] == "done":
+                                break
+                            res = msg["result"]
+                            if "error" in res:
+                                errors[res["key"]][b] = res["error"]
+                            else:
+                                samples[res["key"]][b] += res["samples_s"]
+                                first[res["key"]][b].append(res["first_s"])
+                                faults[res["key"]][b].append(res["faults_per_call"])
+                            bar.step(f"round {r + 1}/{rounds} {b:<13} {res['key']}")
+                for b in backends:
+                    if b in ("torch_compile", "jax_thp"):
+                        bar.step(f"dispatch ({b}: not measured)")
+                        continue
+                    reps, loop_s = (2, 0.002) if quick else (5, 0.01)
+                    workers[b].send({"cmd": "dispatch", "repeats": reps, "target_s": loop_s})
+                    dispatch[b].append(workers[b].recv()["result"])
+                    bar.step(f"dispatch overhead {b}")
+                copy_round()
+        finally:
+            for w in workers.values():
+                w.close()
+
+        rss_rows = []
+        if rss_specs:
+            for res in run_rss(rss_specs, parallel=quick, log=log):
+                rss_rows.append(res)
+                bar.step(f"peak memory {res.get('backend')} {res.get('fn')} n={res.get('n')}")
+    bar.close()
+
+    duration = time.time() - t_start
+    result = report.assemble(
+        grid=grid,
+        backends=backends,
+        samples=samples,
+        first=first,
+        faults=faults,
+        errors=errors,
+        dispatch=dispatch,
+        copies=copies,
+        rss=rss_rows,
+        meta={
+            "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "quick": quick,
+            "rounds": rounds,
+            "repeats_per_round": repeats,
+            "target_ms_per_loop": target_s * 1000,
+            "backends": backends,
+            "machine": machine_info(),
+            "versions": versions,
+            "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t_start)),
+            "duration_s": round(duration, 1),
+            "loadavg_start": load_start,
+            "loadavg_end": os.getloadavg(),
+            "jax_x64": True,
+            "quiet_gate": {
+                "waited_s": round(gate.waited, 1),
+                "chunks_still_contended": [g for g in gate.log if g["foreign_cores"] > 0.3],
+            },
+            "log": str(log_path),
+        },
+    )
+    out_json = opts.out / "latest.json"
+    rows = result.pop("rows")
+    text = json.dumps(report.rounded(result), indent=1)
+    # one line per row keeps the file small and still diffable
+    body = ",\n  ".join(json.dumps(report.rounded(r)) for r in rows)
+    text = text[: text.rindex("}")].rstrip() + ',\n "rows": [\n  ' + body + "\n ]\n}\n"
+    result["rows"] = rows
+    out_json.write_text(text)
+    print(report.table(result))
+    print()
+    print(report.summary(result))
+    if not opts.no_plot:
+        for path in report.plots(result, opts.out):
+            print(f"wrote {path}")
+    print(f"wrote {out_json} ({duration:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,311 @@
+"""One backend per process: ``python -m bench.worker BACKEND`` serves timing commands
+(JSON lines on stdin, answers as JSON lines on stdout), and
+``python -m bench.worker rss BACKEND FN B K N`` measures the peak memory of one call
+in a fresh process.
+
+Backends: ``jax`` (zero_jax with x64 on, the contract dtypes; every call ends in
+``block_until_ready``), ``torch`` (zero_torch eager), ``torch_compile``
+(``torch.compile`` of the zero_torch functions, default settings) and ``numpy``
+(:mod:`bench.numpy_impl`).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import platform
+import resource
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from bench import cases as C
+
+BACKENDS = ("jax", "jax_sync", "jax_thp", "torch", "torch_compile", "numpy")
+JAX_BACKENDS = ("jax", "jax_sync", "jax_thp")
+
+#: ``jax_sync`` is zero_jax with ``jax_cpu_enable_async_dispatch`` off (each call runs
+#: on the calling thread instead of being handed to a runtime thread).
+#: ``jax_thp`` is zero_jax in a process started with this environment: glibc then
+#: asks for transparent huge pages for its large allocations (XLA's output buffers),
+#: which the kernel here grants only on request (THP mode "madvise").
+THP_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+
+
+class Backend:
+    """Converts NumPy inputs and wraps a public function into a blocking call."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.versions: dict[str, str] = {"numpy": np.__version__}
+        self._compiled: dict[str, Callable[..., Any]] = {}
+        if name in JAX_BACKENDS:
+            import jax
+
+            jax.config.update("jax_enable_x64", True)
+            if name == "jax_sync":
+                jax.config.update("jax_cpu_enable_async_dispatch", False)
+            import zero_jax
+
+            self.jax, self.lib = jax, zero_jax
+            self.versions["jax"] = jax.__version__
+            self.versions["jaxlib"] = getattr(sys.modules.get("jaxlib"), "__version__", "?")
+        elif name in ("torch", "torch_compile"):
+            import torch
+
+            import zero_torch
+
+            self.torch, self.lib = torch, zero_torch
+            self.versions["torch"] = torch.__version__
+            self.versions["torch_threads"] = str(torch.get_num_threads())
+            if name == "torch_compile":
+                dyn = torch._dynamo.config
+                for attr in ("cache_size_limit", "recompile_limit"):
+                    if hasattr(dyn, attr):
+                        setattr(dyn, attr, 512)
+                if hasattr(dyn, "accumulated_cache_size_limit"):
+                    dyn.accumulated_cache_size_limit = 4096
+                if hasattr(dyn, "accumulated_recompile_limit"):
+                    dyn.accumulated_recompile_limit = 4096
+        elif name == "numpy":
+            from bench import numpy_impl
+
+            self.lib = numpy_impl
+        else:
+            raise ValueError(f"unknown backend {name!r}")
+
+    def convert(self, x: Any) -> Any:
+        if not isinstance(x, np.ndarray):
+            return x
+        if self.name in JAX_BACKENDS:
+            return self.jax.device_put(x)
+        if self.name in ("torch", "torch_compile"):
+            return self.torch.from_numpy(x)
+        return x
+
+    def function(self, fn: str) -> Callable[..., Any]:
+        f = getattr(self.lib, fn)
+        if self.name == "torch_compile":
+            if fn not in self._compiled:
+                self._compiled[fn] = self.torch.compile(f)
+            return self._compiled[fn]
+        return f
+
+    def call(self, case: C.Case, args: list[Any], kwargs: dict[str, Any]) -> Callable[[], Any]:
+        f = self.function(case.fn)
+        a = [self.convert(x) for x in args]
+        if self.name in JAX_BACKENDS:
+            block = self.jax.block_until_ready
+            return lambda: block(f(*a, **kwargs))
+        return lambda: f(*a, **kwargs)
+
+
+def measure(call: Callable[[], Any], repeats: int, target_s: float) -> dict[str, Any]:
+    """First call (trace/compile + run), then ``repeats`` timed loops of steady calls."""
+    t0 = time.perf_counter()
+    call()
+    first = time.perf_counter() - t0
+    call()
+    t0 = time.perf_counter()
+    call()
+    one = max(time.perf_counter() - t0, 1e-7)
+    inner = max(1, min(200_000, int(target_s / one)))
+    samples = []
+    faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                call()
+            samples.append((time.perf_counter() - t0) / inner)
+    finally:
+        gc.enable()
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / (repeats * inner)
+    return {"first_s": first, "samples_s": samples, "inner": inner, "faults_per_call": faults}
+
+
+def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float, send) -> None:
+    for spec in specs:
+        case = C.Case.from_json(spec)
+        result: dict[str, Any] = {"key": case.key}
+        try:
+            args, kwargs = C.build(case)
+            call = backend.call(case, args, kwargs)
+            result.update(measure(call, repeats, target_s))
+        except Exception as e:  # noqa: BLE001 - reported in the table, the run goes on
+            result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+            traceback.print_exc(file=sys.stderr)
+        finally:
+            call = args = kwargs = None
+            gc.collect()
+        send({"event": "case", "result": result})
+
+
+def dispatch(backend: Backend, repeats: int, target_s: float) -> dict[str, Any]:
+    """Median time per eager call at B = 8, inputs already in the backend's arrays."""
+    out: dict[str, Any] = {}
+    for case in C.dispatch_cases():
+        try:
+            args, kwargs = C.build(case)
+            m = measure(backend.call(case, args, kwargs), repeats, target_s)
+            out[case.family] = float(np.median(m["samples_s"]))
+        except Exception as e:  # noqa: BLE001
+            out[case.family] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    if backend.name in JAX_BACKENDS:
+        out.update(_jax_dispatch_parts(backend, repeats, target_s))
+    return out
+
+
+def _jax_dispatch_parts(backend: Backend, repeats: int, target_s: float) -> dict[str, Any]:
+    """Where an eager JAX call's time goes: a bare jitted kernel of the same shape,
+    the validation alone, and ``block_until_ready`` of a ready array."""
+    jax = backend.jax
+    jnp = jax.numpy
+    from zero_jax import _checks
+
+    p = jax.device_put(np.full(8, 0.25, np.float32))
+    bare = jax.jit(lambda x: 1 - 2 * jnp.abs(x - 0.5))
+
+    def time_of(f):
+        return float(np.median(measure(f, repeats, target_s)["samples_s"]))
+
+    return {
+        "_jax_bare_jit_call": time_of(lambda: bare(p).block_until_ready()),
+        "_jax_validate_floating": time_of(lambda: _checks.floating("consistency", p, 1, "[B]")),
+        "_jax_block_until_ready": time_of(lambda: p.block_until_ready()),
+    }
+
+
+def copy_bandwidth(repeats: int, target_s: float, size: int = C.BIG) -> dict[str, Any]:
+    """NumPy copy of ``size`` float32 into a preallocated buffer, and an allocating copy;
+    bandwidth counts bytes read + written (2 x the array)."""
+    src = np.random.default_rng(0).random(size, np.float32)
+    dst = np.empty_like(src)
+    pre = measure(lambda: np.copyto(dst, src), repeats, target_s)["samples_s"]
+    alloc = measure(lambda: src.copy(), repeats, target_s)["samples_s"]
+    nbytes = 2 * src.nbytes
+    return {"bytes": nbytes, "prealloc_s": pre, "alloc_s": alloc}
+
+
+def serve(name: str) -> None:
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # library chatter goes to stderr, the protocol keeps stdout
+    sys.stdout = sys.stderr
+
+    def send(msg: dict[str, Any]) -> None:
+        proto.write(json.dumps(msg) + "\n")
+        proto.flush()
+
+    backend = Backend(name)
+    send({"event": "ready", "versions": backend.versions, "pid": os.getpid()})
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        kind = cmd["cmd"]
+        if kind == "quit":
+            break
+        if kind == "run":
+            run_cases(backend, cmd["cases"], cmd["repeats"], cmd["target_s"], send)
+            send({"event": "done"})
+        elif kind == "dispatch":
+            send(
+                {"event": "dispatch", "result": dispatch(backend, cmd["repeats"], cmd["target_s"])}
+            )
+        elif kind == "copy":
+            res = copy_bandwidth(cmd["repeats"], cmd["target_s"])
+            send({"event": "copy", "result": res})
+        else:
+            send({"event": "error", "message": f"unknown command {kind!r}"})
+
+
+# ----------------------------------------------------------------------------- rss
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise KeyError(field)
+
+
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def rss(name: str, fn: str, b: int, k: int, n: int) -> dict[str, Any]:
+    """Peak resident memory of one steady call of ``fn`` (consensus / solver_rewards),
+    measured as VmHWM after resetting it, minus VmRSS just before the call."""
+    case = C.Case(fn, b, K=k, n=n)
+    args, kwargs = C.build(case)
+    backend = Backend(name)
+    if name == "jax":
+        jax = backend.jax
+        f = backend.function(fn)
+        arrays = [backend.convert(x) for x in args if isinstance(x, np.ndarray)]
+        rest = [x for x in args if not isinstance(x, np.ndarray)]
+        t0 = time.perf_counter()
+        compiled = jax.jit(lambda *xs: f(*xs, *rest, **kwargs)).lower(*arrays).compile()
+        compile_s = time.perf_counter() - t0
+
+        def call():
+            return jax.block_until_ready(compiled(*arrays))
+    else:
+        small = C.build(C.Case(fn, 8, K=k, n=n))
+        backend.call(case, *small)()  # load the kernels
+        call = backend.call(case, args, kwargs)
+        compile_s = 0.0
+    gc.collect()
+    ok = _reset_peak()
+    before = _status_kib("VmRSS")
+    t0 = time.perf_counter()
+    out = call()
+    first = time.perf_counter() - t0
+    peak = _status_kib("VmHWM")
+    del out
+    t0 = time.perf_counter()
+    call()
+    second = time.perf_counter() - t0
+    return {
+        "backend": name,
+        "fn": fn,
+        "B": b,
+        "K": k,
+        "n": n,
+        "rss_before_MiB": before / 1024,
+        "peak_MiB": peak / 1024,
+        "extra_MiB": (peak - before) / 1024 if ok else None,
+        "call_s": min(first, second),
+        "compile_s": compile_s,
+        "peak_reset": ok,
+        "input_MiB": sum(x.nbytes for x in args if isinstance(x, np.ndarray)) / 2**20,
+        "python": platform.python_version(),
+    }
+
+
+def main(argv: list[str]) -> None:
+    if argv and argv[0] == "rss":
+        name, fn, b, k, n = argv[1], argv[2], *map(int, argv[3:6])
+        try:
+            res = rss(name, fn, b, k, n)
+        except Exception as e:  # noqa: BLE001
+            res = {"backend": name, "fn": fn, "B": b, "K": k, "n": n, "error": repr(e)[:300]}
+        print(json.dumps(res))
+        return
+    if len(argv) != 1 or argv[0] not in BACKENDS:
+        raise SystemExit(f"usage: python -m bench.worker {{{','.join(BACKENDS)}}}")
+    serve(argv[0])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
