@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from zero_lab.functions import FUNCTION_NAMES
+
 __all__ = [
     "ELEMENTWISE",
     "FUNCTIONS",
@@ -25,18 +27,7 @@ __all__ = [
     "quick_grid",
 ]
 
-FUNCTIONS = (
-    "uncertainty_reward",
-    "challenger_rewards",
-    "consensus",
-    "curriculum_mask",
-    "pseudo_rewards",
-    "hint_delta",
-    "proposer_rewards",
-    "coder_rewards",
-    "solver_rewards",
-    "group_advantages",
-)
+FUNCTIONS = (*FUNCTION_NAMES, "group_advantages")
 
 #: 1-D functions that only stream their inputs (challenger with dense ids counts in O(B)).
 ELEMENTWISE = (
