@@ -67,6 +67,21 @@ def _row_stats(r, m):
     return tuple(v[..., None].astype(r.dtype) for v in (n, total, hi, lo))
 
 
+def _conventions(n, mean, std, hi, lo, scale, ddof, singleton):
+    """The degenerate-group rules shared by both kernels: the singleton rule applied
+    to ``(mean, std)``, and which groups get exactly 0."""
+    single = n == 1
+    if singleton == "raw":
+        mean = jnp.where(single, 0, mean)
+        std = jnp.where(single, 1, std)
+    zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
+    if scale == "group":
+        zero = zero | (n <= ddof)
+    if singleton == "raw":
+        zero = zero & ~single
+    return mean, std, zero
+
+
 @functools.partial(jax.jit, static_argnames=("scale", "ddof", "singleton"))
 def _advantages(r, m, eps, scale, ddof, singleton):
     r = lax.stop_gradient(r)  # the output is detached anyway; no tangent enters the reduce
@@ -77,20 +92,12 @@ def _advantages(r, m, eps, scale, ddof, singleton):
     mean = total / jnp.maximum(n, 1)
     sq = jnp.sum(jnp.where(m, (r - mean) ** 2, 0), axis=-1, keepdims=True)
     std = jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
-    single = n == 1
-    if singleton == "raw":
-        mean = jnp.where(single, 0, mean)
-        std = jnp.where(single, 1, std)
+    mean, std, zero = _conventions(n, mean, std, hi, lo, scale, ddof, singleton)
     if scale == "batch":
         _, _, std = _moments(r, m, ddof, axis=(-2, -1))
     adv = r - mean
     if scale != "none":
         adv = exact_div(adv, std + eps)
-    zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
-    if scale == "group":
-        zero = zero | (n <= ddof)
-    if singleton == "raw":
-        zero = zero & ~single
     return lax.stop_gradient(jnp.where(m & ~zero, adv, 0))
 
 
@@ -169,23 +176,15 @@ def _column_advantages(r, m, eps, scale, ddof, singleton):
     mean = mean / jnp.maximum(n, 1)
     sq = total([jnp.where(k, (c - mean) ** 2, zero_f) for c, k in zip(cols, keep, strict=True)])
     std = jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
-    single = n == 1
-    if singleton == "raw":
-        mean = jnp.where(single, 0, mean)
-        std = jnp.where(single, 1, std)
-    if scale == "batch":
-        _, _, batch_std = _moments(r, m, ddof, axis=(-2, -1))
-        std = jnp.broadcast_to(batch_std[..., 0], n.shape)
     hi = lo = None
     for c, k in zip(cols, keep, strict=True):
         h, low = jnp.where(k, c, -jnp.inf), jnp.where(k, c, jnp.inf)
         hi = h if hi is None else jnp.maximum(hi, h)
         lo = low if lo is None else jnp.minimum(lo, low)
-    zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
-    if scale == "group":
-        zero = zero | (n <= ddof)
-    if singleton == "raw":
-        zero = zero & ~single
+    mean, std, zero = _conventions(n, mean, std, hi, lo, scale, ddof, singleton)
+    if scale == "batch":
+        _, _, batch_std = _moments(r, m, ddof, axis=(-2, -1))
+        std = jnp.broadcast_to(batch_std[..., 0], n.shape)
     scale_by = std + eps
     out = []
     for c, k in zip(cols, keep, strict=True):
