@@ -8,7 +8,7 @@ so.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -27,6 +27,12 @@ _R_ZERO_SOLVER = re.compile(r"<think>.*</think>.*\\boxed\{.*\}.*", re.DOTALL)
 # MM-Zero solver reward: fullmatch, DOTALL, after squeezing spaces around < > /.
 _MM_ZERO_SOLVER = re.compile(r"<think>.*?</think>\s*\\boxed\{.*?\}\s*$", re.DOTALL)
 _MM_ZERO_SQUEEZE = re.compile(r"\s*(<|>|/)\s*")
+
+
+def _flags(texts: Sequence[str], ok: Callable[[str], bool]) -> np.ndarray:
+    """Validate ``texts`` and apply the per-text rule ``ok``: bool ``[n]``."""
+    items = as_str_list(texts, "texts")
+    return np.fromiter((ok(t) for t in items), dtype=bool, count=len(items))
 
 
 def _nonempty_tag(text: str, tag: str) -> bool:
@@ -56,12 +62,7 @@ def r_zero_challenger_format_ok(texts: Sequence[str]) -> np.ndarray:
     Returns:
         bool array [n].
     """
-    items = as_str_list(texts, "texts")
-    out = np.zeros(len(items), dtype=bool)
-    for i, text in enumerate(items):
-        boxed = extract_boxed(text)
-        out[i] = _nonempty_tag(text, "question") and boxed is not None and boxed != ""
-    return out
+    return _flags(texts, lambda t: _nonempty_tag(t, "question") and bool(extract_boxed(t)))
 
 
 def r_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
@@ -78,10 +79,7 @@ def r_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
     Returns:
         bool array [n].
     """
-    items = as_str_list(texts, "texts")
-    return np.fromiter(
-        (_R_ZERO_SOLVER.fullmatch(t) is not None for t in items), dtype=bool, count=len(items)
-    )
+    return _flags(texts, lambda t: _R_ZERO_SOLVER.fullmatch(t) is not None)
 
 
 def mm_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
@@ -101,11 +99,8 @@ def mm_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
     Returns:
         bool array [n].
     """
-    items = as_str_list(texts, "texts")
-    return np.fromiter(
-        (_MM_ZERO_SOLVER.fullmatch(_MM_ZERO_SQUEEZE.sub(r"\1", t)) is not None for t in items),
-        dtype=bool,
-        count=len(items),
+    return _flags(
+        texts, lambda t: _MM_ZERO_SOLVER.fullmatch(_MM_ZERO_SQUEEZE.sub(r"\1", t)) is not None
     )
 
 
@@ -123,9 +118,4 @@ def g_zero_proposer_format_ok(texts: Sequence[str]) -> np.ndarray:
     Returns:
         bool array [n].
     """
-    items = as_str_list(texts, "texts")
-    return np.fromiter(
-        (_nonempty_tag(t, "question") and _nonempty_tag(t, "hint") for t in items),
-        dtype=bool,
-        count=len(items),
-    )
+    return _flags(texts, lambda t: _nonempty_tag(t, "question") and _nonempty_tag(t, "hint"))
