@@ -1,4 +1,4 @@
-"""zero_jax.selfplay: the cart domain, determinism, and that the loop's rewards come
+"""zero_selfplay: the cart domain, determinism, and that the loop's rewards come
 from the library (a spy is injected in place of the ``zero_jax`` module)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ pytest.importorskip("flax")
 pytest.importorskip("optax")
 
 import zero_jax  # noqa: E402
-from zero_jax.selfplay import domain as D  # noqa: E402
-from zero_jax.selfplay.__main__ import main  # noqa: E402
-from zero_jax.selfplay.loop import SMOKE, run  # noqa: E402
+from zero_selfplay import domain as D  # noqa: E402
+from zero_selfplay.__main__ import main  # noqa: E402
+from zero_selfplay.loop import SMOKE, run  # noqa: E402
 
 #: SHA-256 of the frozen evaluation sets; a change here means every published
 #: number was measured on different carts.

@@ -2,10 +2,10 @@
 
 A Challenger (a policy over cart templates) and a Solver (a chain model in Flax
 NNX) co-evolve with the library's own R-Zero rewards; see ``loop.py`` for the
-rounds and ``python -m zero_jax.selfplay --help`` for the command line.
+rounds and ``python -m zero_selfplay --help`` for the command line.
 """
 
-from zero_jax.selfplay.loop import (
+from zero_selfplay.loop import (
     ARMS,
     SMOKE,
     Arm,

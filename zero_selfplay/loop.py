@@ -45,9 +45,9 @@ import optax
 from flax import nnx
 
 import zero_jax
-from zero_jax.selfplay import challenger as C
-from zero_jax.selfplay import domain as D
-from zero_jax.selfplay import solver as S
+from zero_selfplay import challenger as C
+from zero_selfplay import domain as D
+from zero_selfplay import solver as S
 
 __all__ = ["ARMS", "SMOKE", "Arm", "Config", "Phases", "compiled_phases", "run", "run_seed"]
 

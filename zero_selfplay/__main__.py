@@ -1,4 +1,4 @@
-"""``python -m zero_jax.selfplay``: every arm on seeds 100-102, the table, JSON and plot."""
+"""``python -m zero_selfplay``: every arm on seeds 100-102, the table, JSON and plot."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 import sys
 import time
 
-from zero_jax.selfplay import report
-from zero_jax.selfplay.loop import ARMS, SMOKE, Config, run
+from zero_selfplay import report
+from zero_selfplay.loop import ARMS, SMOKE, Config, run
 
 _OVERRIDES = (
     ("rounds", int), ("solver_steps", int), ("solver_lr", float), ("challenger_lr", float),
@@ -18,7 +18,7 @@ _OVERRIDES = (
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m zero_jax.selfplay",
+        prog="python -m zero_selfplay",
         description="R-Zero Challenger/Solver co-evolution on cart arithmetic, with controls.",
     )
     p.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from zero_jax.selfplay.domain import IN_EVAL_RANGE, NUM_TEMPLATES, TEMPLATE_TASK
+from zero_selfplay.domain import IN_EVAL_RANGE, NUM_TEMPLATES, TEMPLATE_TASK
 
 __all__ = ["TemplatePolicy", "allowed_templates", "log_prob", "propose"]
 

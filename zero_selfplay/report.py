@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from zero_jax.selfplay.domain import N_MAX
+from zero_selfplay.domain import N_MAX
 
 __all__ = ["acceptance", "diagnostics_table", "plot", "table", "write_json"]
 

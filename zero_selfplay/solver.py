@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from zero_jax.selfplay.domain import ABDUCTION, FIELD_MAX, N_MAX, PRICE, VOCAB, Carts
+from zero_selfplay.domain import ABDUCTION, FIELD_MAX, N_MAX, PRICE, VOCAB, Carts
 
 __all__ = [
     "ChainSolver",
