@@ -1,6 +1,11 @@
 """GRPO group advantages with every choice the published stacks disagree on as a
 keyword: scaling (group std, batch std, none), ``ddof``, ``eps``, and what a
-single-sample group gets."""
+single-sample group gets.
+
+Group-relative advantages as in *DeepSeekMath* (Shao et al., 2024,
+https://arxiv.org/abs/2402.03300), Section 4.1.2; the presets reproduce verl,
+Tunix, TRL and Dr. GRPO (constants in :mod:`zero_contracts`).
+"""
 
 from __future__ import annotations
 
@@ -11,33 +16,11 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
 from zero_jax.primitives import exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
-
-SCALES = ("group", "batch", "none")
-SINGLETONS = ("zero", "raw")
-
-#: Keyword sets that reproduce published defaults, e.g.
-#: ``group_advantages(r, **ADVANTAGE_PRESETS["verl"])``.  They differ from those
-#: stacks only where the published formula is undefined or noise: groups whose
-#: kept rewards are all equal get exactly 0 (not a float residue / eps), and (except
-#: for verl, which fixes it) single-sample groups get 0 instead of NaN.
-ADVANTAGE_PRESETS: dict[str, dict[str, Any]] = {
-    # verl compute_grpo_outcome_advantage: unbiased std, eps 1e-6, a group of one
-    # sample uses mean 0 and std 1.
-    "verl": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "raw"},
-    # Tunix GRPO: (r - mean) / (std(ddof=1) + 1e-6).
-    "tunix": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "zero"},
-    # TRL GRPOTrainer, scale_rewards="group" (torch.std is unbiased) with 1e-4.
-    "trl": {"scale": "group", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
-    # TRL scale_rewards="batch": std of all rewards of the batch.
-    "trl_batch": {"scale": "batch", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
-    # Dr. GRPO (TRL scale_rewards="none"): mean-centring only.
-    "dr_grpo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero"},
-}
-
 
 def _moments(r, m, ddof, axis=-1):
     """Masked mean and std over ``axis`` (std of fewer than ddof+1 is 0)."""
@@ -64,7 +47,7 @@ def _row_stats(r, m):
         lambda a, b: (a[0] + b[0], a[1] + b[1], jnp.maximum(a[2], b[2]), jnp.minimum(a[3], b[3])),
         (r.ndim - 1,),
     )
-    return tuple(v[..., None].astype(r.dtype) for v in (n, total, hi, lo))
+    return tuple(v[..., None] for v in (n, total, hi, lo))
 
 
 def _conventions(n, mean, std, hi, lo, scale, ddof, singleton):
@@ -84,10 +67,14 @@ def _conventions(n, mean, std, hi, lo, scale, ddof, singleton):
 
 @functools.partial(jax.jit, static_argnames=("scale", "ddof", "singleton"))
 def _advantages(r, m, eps, scale, ddof, singleton):
-    r = lax.stop_gradient(r)  # the output is detached anyway; no tangent enters the reduce
+    _c.data_checks("group_advantages", rewards=r, mask=m, eps=eps)
+    out = r.dtype
+    # Counts, sums and stds of half-precision rewards run in float32: a batch of
+    # 65536 rewards has a count float16 cannot hold.
+    r = lax.stop_gradient(r).astype(_c.compute_dtype(out))
     eps = jnp.asarray(eps, r.dtype)
     if r.shape[-1] <= _COLUMNS_MAX and r.shape[-2] >= _COLUMNS_MIN_GROUPS:
-        return lax.stop_gradient(_column_advantages(r, m, eps, scale, ddof, singleton))
+        return lax.stop_gradient(_column_advantages(r, m, eps, scale, ddof, singleton).astype(out))
     n, total, hi, lo = _row_stats(r, m)
     mean = total / jnp.maximum(n, 1)
     sq = jnp.sum(jnp.where(m, (r - mean) ** 2, 0), axis=-1, keepdims=True)
@@ -98,7 +85,7 @@ def _advantages(r, m, eps, scale, ddof, singleton):
     adv = r - mean
     if scale != "none":
         adv = exact_div(adv, std + eps)
-    return lax.stop_gradient(jnp.where(m & ~zero, adv, 0))
+    return lax.stop_gradient(jnp.where(m & ~zero, adv, 0).astype(out))
 
 
 def group_advantages(
@@ -136,23 +123,18 @@ def group_advantages(
       singleton: ``"zero"`` or ``"raw"``.
 
     Returns:
-      ``[G, N]`` in the dtype of ``rewards``; gradient-free.
+      ``[G, N]`` in the dtype of ``rewards`` (half precision is computed in float32
+      and rounded once); gradient-free.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> zero_jax.group_advantages(jnp.array([[1.0, 0.0], [1.0, 1.0]]), eps=0.0).tolist()
+    [[0.7071067690849304, -0.7071067690849304], [0.0, 0.0]]
     """
-    r = _c.floating("rewards", rewards, 2, "[G, N]")
-    _c.nonempty("rewards", r, "[G, N]")
-    if mask is None:
+    r, m = _c.arrays("group_advantages", rewards, mask)
+    h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)
+    if m is None:
         m = jnp.ones(r.shape, bool)
-    else:
-        m = _c.boolean("mask", mask, 2, "[G, N]")
-        _c.same_shape("mask", m, "rewards", r)
-    scale = _c.method("scale", scale, SCALES)
-    singleton = _c.method("singleton", singleton, SINGLETONS)
-    if isinstance(ddof, bool) or not isinstance(ddof, int):
-        raise TypeError(f"ddof must be a Python int, got {type(ddof).__name__}")
-    if ddof < 0:
-        raise ValueError(f"ddof must be >= 0, got {ddof}")
-    _c.scalar("eps", eps, 0.0, None, "a finite number >= 0")
-    return _advantages(r, m, eps, scale, ddof, singleton)
+    return _advantages(r, m, eps, h["scale"], h["ddof"], h["singleton"])
 
 
 def _column_advantages(r, m, eps, scale, ddof, singleton):

@@ -1,9 +1,12 @@
-"""G-Zero rewards (problem 109): the hint-delta of an unassisted answer and the
-proposer reward built on it."""
+"""G-Zero rewards: the hint-delta of an unassisted answer and the proposer reward
+built on it.
+
+From *G-Zero: Self-Play for Open-Ended Generation from Zero Data* (Huang et al.,
+2026, https://arxiv.org/abs/2605.09959), Section 3.1 Eq. 3 and Section 3.2 Eq. 5.
+"""
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -11,17 +14,16 @@ import jax.numpy as jnp
 from jax import lax
 
 from zero_jax import _checks as _c
-from zero_jax.primitives import exact_div, masked_mean
+from zero_jax.primitives import exact_div, mean_kept
 
 __all__ = ["hint_delta", "proposer_rewards"]
 
 
-@functools.partial(jax.jit, static_argnames=("checked",))
-def _hint_delta(base, hinted, mask, checked):
-    _c.check(checked, jnp.isfinite(base), "base_logp must be finite")
-    _c.check(checked, jnp.isfinite(hinted), "hinted_logp must be finite")
+@jax.jit
+def _hint_delta(base, hinted, mask):
+    _c.data_checks("hint_delta", base_logp=base, hinted_logp=hinted)
     dtype = jnp.result_type(base, hinted)
-    return masked_mean(base.astype(dtype) - hinted.astype(dtype), mask)
+    return mean_kept(base.astype(dtype) - hinted.astype(dtype), mask)
 
 
 def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
@@ -29,8 +31,8 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
 
     ``delta = sum_t m_t (log p_t - log p^h_t) / max(1, sum_t m_t)``.  Both passes
     score the same unassisted response tokens (hint tokens excluded), aligned
-    position by position; a row with no kept token gives 0.  A probability-shift
-    proxy, not a KL divergence or a measured quality gain.
+    position by position; a row with no kept token (or ``T = 0``) gives 0.  A
+    probability-shift proxy, not a KL divergence or a measured quality gain.
 
     Args:
       base_logp: float ``[B, T]`` log-probs without the hint.
@@ -41,26 +43,28 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
       ``[B]`` in the promoted dtype of the two log-prob inputs.  Differentiable in
       both; masked positions get exactly zero gradient and all-masked rows a zero
       gradient.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> base = jnp.array([[-1.0, -2.0, -9.0]]); hinted = jnp.array([[-0.5, -1.0, 0.0]])
+    >>> zero_jax.hint_delta(base, hinted, jnp.array([[True, True, False]])).tolist()
+    [-0.75]
     """
-    base = _c.floating("base_logp", base_logp, 2, "[B, T]")
-    _c.nonempty("base_logp", base[:, :1], "[B, T] with B >= 1")
-    hinted = _c.floating("hinted_logp", hinted_logp, 2, "[B, T]")
-    _c.same_shape("hinted_logp", hinted, "base_logp", base)
-    m = _c.boolean("mask", mask, 2, "[B, T]")
-    _c.same_shape("mask", m, "base_logp", base)
-    return _hint_delta(base, hinted, m, _c.checking())
+    base, hinted, m = _c.arrays("hint_delta", base_logp, hinted_logp, mask)
+    return _hint_delta(base, hinted, m)
 
 
-@functools.partial(jax.jit, static_argnames=("checked",))
-def _proposer(delta, lengths, share, valid, checked):
-    dtype = jnp.result_type(delta, share)
+@jax.jit
+def _proposer(delta, lengths, share, valid):
+    _c.data_checks(
+        "proposer_rewards", delta=delta, hint_lengths=lengths, cluster_share=share, valid=valid
+    )
+    out = jnp.result_type(delta, share)
+    dtype = _c.compute_dtype(out)
     delta, share = delta.astype(dtype), share.astype(dtype)
-    _c.check(checked, jnp.isfinite(delta) | ~valid, "delta must be finite")
-    _c.check(checked, (lengths >= 0) | ~valid, "hint_lengths must be >= 0")
-    _c.check(checked, (share >= 0) & (share <= 1), "cluster_share must lie in [0, 1]")
-    length_penalty = exact_div(0.03 * jnp.maximum(lengths.astype(dtype) - 200, 0), 100)
+    excess = jnp.maximum(lengths.astype(dtype) - 200, 0)
+    length_penalty = exact_div(0.03 * excess, 100)
     reward = jnp.where(valid, delta - length_penalty, -1) - share
-    return lax.stop_gradient(reward)
+    return lax.stop_gradient(reward.astype(out))
 
 
 def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: Any) -> jax.Array:
@@ -78,14 +82,14 @@ def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: A
       valid: bool ``[B]`` format flags.
 
     Returns:
-      ``[B]`` in the promoted dtype of ``delta`` and ``cluster_share``; gradient-free.
+      ``[B]`` in the promoted dtype of ``delta`` and ``cluster_share`` (half
+      precision is computed in float32 and rounded once); gradient-free.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> r = zero_jax.proposer_rewards(jnp.array([0.5, 0.5]), jnp.array([300, 10]),
+    ...                               jnp.array([0.25, 0.5]), jnp.array([True, False]))
+    >>> [round(x, 4) for x in r.tolist()]
+    [0.22, -1.5]
     """
-    d = _c.floating("delta", delta, 1, "[B]")
-    _c.nonempty("delta", d, "[B]")
-    n = _c.integer("hint_lengths", hint_lengths, 1, "[B]")
-    _c.same_shape("hint_lengths", n, "delta", d)
-    s = _c.floating("cluster_share", cluster_share, 1, "[B]")
-    _c.same_shape("cluster_share", s, "delta", d)
-    v = _c.boolean("valid", valid, 1, "[B]")
-    _c.same_shape("valid", v, "delta", d)
-    return _proposer(d, n, s, v, _c.checking())
+    d, n, s, v = _c.arrays("proposer_rewards", delta, hint_lengths, cluster_share, valid)
+    return _proposer(d, n, s, v)

@@ -1,5 +1,9 @@
-"""MM-Zero rewards (problem 113): coder execution / visual feedback and solver
-agreement with a silver majority label."""
+"""MM-Zero rewards: coder execution / visual feedback and solver agreement with a
+silver majority label.
+
+From *MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data*
+(Li et al., 2026, https://arxiv.org/abs/2603.09206), Sections 2.5-2.6.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +14,22 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from zero_contracts import complement_weight
 from zero_jax import _checks as _c
-from zero_jax.primitives import VOTE_METHODS, majority_vote
+from zero_jax.primitives import vote
 
 __all__ = ["coder_rewards", "solver_rewards"]
 
 
-@functools.partial(jax.jit, static_argnames=("checked",))
-def _coder(executed, easy, c, syntax_error, checked):
-    dtype = jnp.result_type(easy, c)
+@jax.jit
+def _coder(executed, easy, c, syntax_error):
+    _c.data_checks("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
+    out = jnp.result_type(easy, c)
+    dtype = _c.compute_dtype(out)
     easy, c = easy.astype(dtype), c.astype(dtype)
-    ok = ~executed | ((easy >= 0) & (easy <= 1))
-    _c.check(checked, ok, "easy_accuracy must lie in [0, 1] where executed")
-    ok = ~executed | ((c >= 0) & (c <= 1))
-    _c.check(checked, ok, "consistency must lie in [0, 1] where executed")
     success = 1 + easy + jnp.minimum(c, 1 - c)
     reward = jnp.where(executed, success, -0.1) - 0.05 * syntax_error.astype(dtype)
-    return lax.stop_gradient(reward)
+    return lax.stop_gradient(reward.astype(out))
 
 
 def coder_rewards(
@@ -48,28 +51,26 @@ def coder_rewards(
 
     Returns:
       ``[B]`` in the promoted dtype of the two float inputs; gradient-free.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> r = zero_jax.coder_rewards(jnp.array([True, False]), jnp.array([0.8, jnp.nan]),
+    ...                            jnp.array([0.5, jnp.nan]), jnp.array([False, True]))
+    >>> [round(x, 4) for x in r.tolist()]
+    [2.3, -0.15]
     """
-    e = _c.boolean("executed", executed, 1, "[B]")
-    _c.nonempty("executed", e, "[B]")
-    s = _c.floating("easy_accuracy", easy_accuracy, 1, "[B]")
-    _c.same_shape("easy_accuracy", s, "executed", e)
-    c = _c.floating("consistency", consistency, 1, "[B]")
-    _c.same_shape("consistency", c, "executed", e)
-    x = _c.boolean("syntax_error", syntax_error, 1, "[B]")
-    _c.same_shape("syntax_error", x, "executed", e)
-    return _coder(e, s, c, x, _c.checking())
+    e, s, c, x = _c.arrays("coder_rewards", executed, easy_accuracy, consistency, syntax_error)
+    return _coder(e, s, c, x)
 
 
-@functools.partial(jax.jit, static_argnames=("num_answers", "method", "checked"))
-def _solver(answers, format_valid, alpha, num_answers, method, checked):
+@functools.partial(jax.jit, static_argnames=("num_answers", "method"))
+def _solver(answers, format_valid, alpha, beta, num_answers, method):
+    _c.data_checks("solver_rewards", answers=answers, num_answers=num_answers, alpha=alpha)
     dtype = _c.float_dtype()
     alpha = jnp.asarray(alpha, dtype)
-    in_range = (answers >= 0) & (answers < num_answers)
-    _c.check(checked, in_range, f"answers must lie in [0, num_answers={num_answers})")
-    _c.check(checked, (alpha >= 0) & (alpha <= 1), "alpha must lie in [0, 1]")
-    labels, _ = majority_vote(answers, num_answers, method)
+    weight = 1 - alpha if beta is None else jnp.asarray(beta, dtype)
+    labels, _ = vote(answers, num_answers, method)
     agree = (answers == labels[..., None]).astype(dtype)
-    return lax.stop_gradient(alpha * agree + (1 - alpha) * format_valid.astype(dtype))
+    return lax.stop_gradient(alpha * agree + weight * format_valid.astype(dtype))
 
 
 def solver_rewards(
@@ -85,6 +86,8 @@ def solver_rewards(
     ``r_S = alpha * 1[a == y] + (1 - alpha) * v`` where ``y`` is the majority over
     all K answers of the row (ties: smallest id) and ``v`` the format flag.  Format
     is additive, not a gate; the majority is a silver label, not a verified answer.
+    For a Python ``alpha`` the weight ``1 - alpha`` is taken in decimal, as the
+    published code writes it (``alpha = 0.9`` gives exactly ``0.1``).
 
     Args:
       answers: integer ``[B, K]`` ids in ``[0, num_answers)``.
@@ -95,12 +98,13 @@ def solver_rewards(
 
     Returns:
       float64 ``[B, K]`` (float32 when x64 is disabled); gradient-free.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> a = jnp.array([[4, 4, 2]]); v = jnp.array([[False, True, True]])
+    >>> zero_jax.solver_rewards(a, v, num_answers=5).tolist()
+    [[0.8999999761581421, 1.0, 0.10000000149011612]]
     """
-    a = _c.integer("answers", answers, 2, "[B, K]")
-    _c.nonempty("answers", a, "[B, K]")
-    v = _c.boolean("format_valid", format_valid, 2, "[B, K]")
-    _c.same_shape("format_valid", v, "answers", a)
-    num_answers = _c.static_count("num_answers", num_answers)
-    _c.scalar("alpha", alpha, 0.0, 1.0, "in [0, 1]")
-    method = _c.method("method", method, VOTE_METHODS)
-    return _solver(a, v, alpha, num_answers, method, _c.checking())
+    a, v = _c.arrays("solver_rewards", answers, format_valid)
+    h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
+    beta = None if h["alpha"] is None else complement_weight(h["alpha"])
+    return _solver(a, v, alpha, beta, h["num_answers"], h["method"])

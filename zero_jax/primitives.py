@@ -11,21 +11,28 @@ assumed valid -- the public rewards validate before calling them.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec, reshard
+
+from zero_contracts import VOTE_METHODS, choose_vote_method
+from zero_contracts import messages as msg
+from zero_jax import _checks as _c
 
 __all__ = [
     "VOTE_METHODS",
     "choose_vote_method",
     "cluster_sizes",
     "exact_div",
+    "ids_equal",
     "majority_vote",
     "masked_mean",
 ]
-
-VOTE_METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
 
 
 def exact_div(numerator: jax.Array, denominator: jax.Array | float) -> jax.Array:
@@ -43,19 +50,6 @@ def exact_div(numerator: jax.Array, denominator: jax.Array | float) -> jax.Array
     den = jnp.asarray(denominator, numerator.dtype)
     den = jnp.where(jnp.isnan(numerator), jnp.ones((), numerator.dtype), den)
     return numerator / den
-
-
-def choose_vote_method(method: str, num_answers: int, k: int) -> str:
-    """Resolve ``"auto"``: count over the alphabet only when it is narrower than a row.
-
-    Counting costs ``O(B * K * num_answers)`` compares; the pairwise comparison
-    costs ``O(B * K^2)`` and never depends on ``num_answers``.  Counting is used
-    only when ``num_answers < K`` (then it does less work), so "auto" never
-    allocates a table that grows with a large answer vocabulary.
-    """
-    if method != "auto":
-        return method
-    return "one_hot" if num_answers < k else "pairwise"
 
 
 def _packed_key_dtype(num_answers: int, k: int):
@@ -81,16 +75,25 @@ def _vote_by_key(same_counts, ids, dtype, shift, axis):
     return low - (best & low), (best >> shift).astype(jnp.int32)
 
 
-def majority_vote(
-    answers: jax.Array, num_answers: int, method: str = "auto"
-) -> tuple[jax.Array, jax.Array]:
-    """Majority answer per row of ``answers`` ``[B, K]`` and its vote count.
+def index_dtype(limit: int, what: str, method: str) -> Any:
+    """int32 if every index below ``limit`` fits it, else int64 (x64), else raise."""
+    if limit <= 2**31 - 1:
+        return jnp.int32
+    if _c.int_dtype() == np.int64 and limit <= 2**63 - 1:
+        return jnp.int64
+    hint = "" if _c.int_dtype() == np.int64 else " or enable x64"
+    raise ValueError(
+        msg.TABLE_TOO_LARGE.format(method=method, size=limit, dtype=_c.int_dtype().name, hint=hint)
+    )
 
-    Returns ``(labels [B], top_count [B] int32)``; ties go to the smallest id.
-    Ids must lie in ``[0, num_answers)``.  The pairwise and one-hot counts pack
-    ``(count, -id)`` into one integer key, so a single max-reduction yields both
-    the top count and the smallest id that reaches it; comparisons run on int32
-    ids whenever ``num_answers`` fits.
+
+def vote(answers: jax.Array, num_answers: int, method: str = "auto") -> tuple[jax.Array, jax.Array]:
+    """The voting kernel behind :func:`majority_vote` (no validation, traceable).
+
+    Every integer constant and index is built in a dtype that holds it: ids are
+    compared in int32 (int64 when ``num_answers`` needs it), never in the ids' own
+    narrow dtype, and the ``[B, num_answers]`` table is indexed in a dtype that
+    holds ``B * num_answers``.
     """
     k = answers.shape[-1]
     method = choose_vote_method(method, num_answers, k)
@@ -98,7 +101,7 @@ def majority_vote(
     if method == "pairwise":
         if packed is not None:
             dtype, shift = packed
-            narrow = answers.astype(dtype if num_answers <= 2**31 - 1 else answers.dtype)
+            narrow = answers.astype(dtype) if num_answers <= 2**31 - 1 else answers
             # counts[b, j] = number of samples in row b equal to sample j.
             same = narrow[..., :, None] == narrow[..., None, :]
             counts = jnp.sum(same, axis=-1, dtype=jnp.int32)
@@ -107,45 +110,130 @@ def majority_vote(
         same = answers[..., :, None] == answers[..., None, :]
         counts = jnp.sum(same, axis=-1, dtype=jnp.int32)
         top = jnp.max(counts, axis=-1)
-        big = jnp.iinfo(answers.dtype).max
+        big = jnp.asarray(np.iinfo(answers.dtype).max, answers.dtype)
         labels = jnp.min(jnp.where(counts == top[..., None], answers, big), axis=-1)
         return labels, top
+    alphabet = min(num_answers, int(np.iinfo(answers.dtype).max) + 1)
     if method == "one_hot":
-        ids = jnp.arange(num_answers, dtype=answers.dtype)
-        table = jnp.sum(answers[..., :, None] == ids, axis=-2, dtype=jnp.int32)
+        idx = index_dtype(alphabet, "num_answers", method)
+        ids = jnp.arange(alphabet, dtype=idx)
+        table = jnp.sum(answers.astype(idx)[..., :, None] == ids, axis=-2, dtype=jnp.int32)
         if packed is not None:
             labels, top = _vote_by_key(table, ids, *packed, axis=-1)
             return labels.astype(answers.dtype), top
     elif method == "segment_sum":
-        b = answers.shape[0]
-        rows = jnp.arange(b, dtype=answers.dtype)[:, None] * num_answers
-        flat = (rows + answers).reshape(-1)
-        ones = jnp.ones(flat.shape, jnp.int32)
-        table = jax.ops.segment_sum(ones, flat, num_segments=b * num_answers)
-        table = table.reshape(b, num_answers)
+        table = _segment_counts(answers, alphabet, method)
     else:
-        raise ValueError(f"method must be one of {VOTE_METHODS}, got {method!r}")
+        raise ValueError(msg.CHOICE.format(name="method", allowed=VOTE_METHODS, value=method))
     # argmax returns the first maximum: the smallest id among tied answers.
     return jnp.argmax(table, axis=-1).astype(answers.dtype), jnp.max(table, axis=-1)
 
 
-def cluster_sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
+def _segment_counts(answers: jax.Array, alphabet: int, method: str) -> jax.Array:
+    """``[B, alphabet]`` counts: one ``segment_sum`` per row, vectorised over rows.
+
+    Each row's ids index its own ``alphabet`` segments, so no row offset (and no
+    ``B * alphabet`` index) is ever formed, and a batch sharded over an explicit
+    mesh is counted shard by shard with the table sharded like the answers.
+    """
+    idx = answers.astype(index_dtype(alphabet, "num_answers", method))
+    ones = jnp.ones(idx.shape[-1:], jnp.int32)
+
+    def count_row(row: jax.Array) -> jax.Array:
+        return jax.ops.segment_sum(ones, row, num_segments=alphabet)
+
+    return jax.vmap(count_row)(idx)
+
+
+def ids_equal(a: jax.Array, b: jax.Array) -> jax.Array:
+    """Exact ``a == b`` for integer arrays of any two dtypes (broadcasting).
+
+    JAX promotes int64 with uint64 to a float, and with x64 disabled wraps uint32
+    into int32; either would make distinct ids equal.  Here mixed signedness is
+    compared in the unsigned type after ruling out negative signed values.
+    """
+    if a.dtype == b.dtype:
+        return a == b
+    ua = jnp.issubdtype(a.dtype, jnp.unsignedinteger)
+    ub = jnp.issubdtype(b.dtype, jnp.unsignedinteger)
+    if ua == ub:
+        wide = a.dtype if a.dtype.itemsize >= b.dtype.itemsize else b.dtype
+        return a.astype(wide) == b.astype(wide)
+    u, s = (a, b) if ua else (b, a)
+    if u.dtype.itemsize < s.dtype.itemsize:
+        return u.astype(s.dtype) == s
+    return (s >= 0) & (u == s.astype(u.dtype))
+
+
+@functools.partial(jax.jit, static_argnames=("num_answers", "method"))
+def _vote_kernel(answers, num_answers, method):
+    _c.data_checks("majority_vote", answers=answers, num_answers=num_answers)
+    return vote(answers, num_answers, method)
+
+
+def majority_vote(
+    answers: Any, num_answers: int, method: str = "auto"
+) -> tuple[jax.Array, jax.Array]:
+    """Majority answer per row of ``answers`` ``[B, K]`` and its vote count.
+
+    ``y_i = argmax_c n_ic`` (ties: smallest id), ``n_i = max_c n_ic``.
+
+    Args:
+      answers: integer ``[B, K]`` ids in ``[0, num_answers)``.
+      num_answers: static size of the answer alphabet.
+      method: ``"auto"``, ``"one_hot"``, ``"segment_sum"`` or ``"pairwise"``.
+
+    Returns:
+      ``(labels [B], top_count [B])``: labels in the dtype of ``answers``, counts
+      int32.  The pairwise and one-hot counts pack ``(count, -id)`` into one
+      integer key, so a single max-reduction yields both the top count and the
+      smallest id that reaches it.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> labels, top = zero_jax.majority_vote(jnp.array([[2, 1, 1, 2, 0]]), 3)
+    >>> labels.tolist(), top.tolist()
+    ([1], [2])
+    """
+    (a,) = _c.arrays("majority_vote", answers)
+    h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
+    return _vote_kernel(a, h["num_answers"], h["method"])
+
+
+def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
+    """The counting kernel behind :func:`cluster_sizes` (no validation, traceable)."""
+    ids, sharding = _gather(ids)
+    if num_clusters is not None:
+        idx = ids.astype(index_dtype(num_clusters, "num_clusters", "num_clusters"))
+        counts = jnp.zeros((num_clusters,), jnp.int32).at[idx].add(1, mode="drop")
+        out = counts.at[idx].get(mode="fill", fill_value=0)
+    elif ids.shape[-1] <= _PAIRWISE_MAX:
+        out = jnp.sum(ids_equal(ids[:, None], ids[None, :]), axis=-1, dtype=jnp.int32)
+    else:
+        out = _hashed_sizes(ids)
+    return out if sharding is None else reshard(out, sharding)
+
+
+@functools.partial(jax.jit, static_argnames=("num_clusters",))
+def _sizes_kernel(ids, num_clusters):
+    _c.data_checks("cluster_sizes", ids=ids, num_clusters=num_clusters)
+    return sizes(ids, num_clusters)
+
+
+def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
     """``sizes[i] = #{j : ids[j] == ids[i]}`` over the whole 1-D batch, int32 ``[B]``.
 
     With ``num_clusters`` (dense ids in ``[0, num_clusters)``) this is a bincount,
     ``O(B + num_clusters)``.  Without it ids are arbitrary integers (negative,
     sparse, 64-bit) and are counted exactly by hashing rounds, ``O(B)`` each (see
     :func:`_hashed_sizes`); batches of at most 128 compare all pairs instead.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> zero_jax.cluster_sizes(jnp.array([7, -3, 7, 7])).tolist()
+    [3, 1, 3, 3]
     """
-    ids, sharding = _gather(ids)
-    if num_clusters is not None:
-        counts = jnp.zeros((num_clusters,), jnp.int32).at[ids].add(1, mode="drop")
-        sizes = counts[ids]
-    elif ids.shape[-1] <= _PAIRWISE_MAX:
-        sizes = jnp.sum(ids[:, None] == ids[None, :], axis=-1, dtype=jnp.int32)
-    else:
-        sizes = _hashed_sizes(ids)
-    return sizes if sharding is None else reshard(sizes, sharding)
+    (x,) = _c.arrays("cluster_sizes", ids)
+    h = _c.hypers("cluster_sizes", num_clusters=num_clusters)
+    return _sizes_kernel(x, h["num_clusters"])
 
 
 _PAIRWISE_MAX = 128
@@ -196,11 +284,11 @@ def _hashed_sizes(ids: jax.Array) -> jax.Array:
         sizes, done, seed = state
         slot = (_mix(u, seed) >> top).astype(jnp.int32)
         slot = jnp.where(done, slots, slot)  # settled ids are dropped
-        owner = jnp.full((slots,), jnp.iinfo(udtype).max, udtype).at[slot].min(u, mode="drop")
+        owner = jnp.full((slots,), np.iinfo(udtype).max, udtype).at[slot].min(u, mode="drop")
         wins = ~done & (owner.at[slot].get(mode="fill", fill_value=0) == u)
         count = jnp.zeros((slots,), jnp.int32).at[jnp.where(wins, slot, slots)].add(1, mode="drop")
         sizes = jnp.where(wins, count.at[slot].get(mode="fill", fill_value=0), sizes)
-        return sizes, done | wins, seed + 0x9E3779B9
+        return sizes, done | wins, seed + jnp.asarray(0x9E3779B9, udtype)
 
     def unresolved(state):
         return ~jnp.all(state[1])
@@ -223,20 +311,35 @@ def _gather(x: jax.Array) -> tuple[jax.Array, NamedSharding | None]:
     return x, None
 
 
-def masked_mean(values: jax.Array, mask: jax.Array) -> jax.Array:
+def masked_mean(values: Any, mask: Any) -> jax.Array:
     """Mean over the last axis of ``values`` where ``mask`` is True; 0 for empty rows.
 
-    Masked entries contribute exactly zero value and zero gradient, and an
-    all-masked row returns 0 with a zero (finite) gradient.  For floating values
-    the forward pass is one variadic reduction that sums the kept values and
-    counts them in a single read of ``values`` and ``mask``; the derivative (a
-    custom JVP, linear in the tangent) is the masked mean of the tangent.
+    ``mean = sum_t m_t x_t / max(1, sum_t m_t)``.  Masked entries contribute
+    exactly zero value and zero gradient, and an all-masked row returns 0 with a
+    zero (finite) gradient.  For floating values the forward pass is one variadic
+    reduction that sums the kept values and counts them in a single read of
+    ``values`` and ``mask``; the derivative (a custom JVP, linear in the tangent)
+    is the masked mean of the tangent.
+
+    Args:
+      values: int or float ``[..., T]``.
+      mask: bool, broadcastable with ``values``.
+
+    Returns:
+      ``[...]`` in the dtype of float ``values`` (float for integer values).
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> zero_jax.masked_mean(jnp.array([[1.0, 2.0, 6.0]]), jnp.array([[True, False, True]]))
+    Array([3.5], dtype=float32)
     """
-    values, mask = jnp.asarray(values), jnp.asarray(mask)
+    values, mask = _c.arrays("masked_mean", values, mask)
+    return mean_kept(values, mask)
+
+
+def mean_kept(values: jax.Array, mask: jax.Array) -> jax.Array:
+    """The kernel behind :func:`masked_mean` (no validation, traceable)."""
     if not jnp.issubdtype(values.dtype, jnp.floating):
-        kept = jnp.where(mask, values, jnp.zeros((), values.dtype))
-        count = jnp.sum(mask, axis=-1, dtype=values.dtype)
-        return jnp.sum(kept, axis=-1) / jnp.maximum(count, 1)
+        values = values.astype(_c.float_dtype())  # sums and counts never in a narrow int
     shape = jnp.broadcast_shapes(values.shape, mask.shape)
     return _masked_mean(jnp.broadcast_to(values, shape), jnp.broadcast_to(mask, shape))
 

@@ -1,8 +1,11 @@
-"""R-Zero rewards: challenger uncertainty with a repetition penalty (problem 107),
-majority-vote pseudo-labels, the informative band and solver rewards (problem 108).
+"""R-Zero rewards: challenger uncertainty with a repetition penalty, majority-vote
+pseudo-labels, the informative band and solver rewards.
 
-Every function validates ranks, dtypes and concrete hyper-parameters eagerly, then
-runs a jit-compiled kernel; all are usable inside ``jit``, ``vmap`` and ``grad``.
+From *R-Zero: Self-Evolving Reasoning LLM from Zero Data* (Huang et al., 2025,
+https://arxiv.org/abs/2508.05004), Sections 2.2-2.4.  Every function validates
+kinds, shapes and concrete hyper-parameters when it is traced (the contracts are
+in :mod:`zero_contracts`), then runs a jit-compiled kernel; all are usable inside
+``jit``, ``vmap`` and ``grad``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from zero_jax import _checks as _c
-from zero_jax.primitives import VOTE_METHODS, cluster_sizes, exact_div, majority_vote
+from zero_jax.primitives import exact_div, ids_equal, sizes, vote
 
 __all__ = [
     "challenger_rewards",
@@ -25,17 +28,16 @@ __all__ = [
     "uncertainty_reward",
 ]
 
-_UNIT = "{} must lie in [0, 1]"
-
 
 def _triangle(p: jax.Array) -> jax.Array:
     return 1 - 2 * jnp.abs(p - 0.5)
 
 
-@functools.partial(jax.jit, static_argnames=("checked",))
-def _uncertainty(p: jax.Array, checked: bool) -> jax.Array:
-    _c.check(checked, (p >= 0) & (p <= 1), _UNIT.format("consistency"))
-    return lax.stop_gradient(_triangle(p))
+@jax.jit
+def _uncertainty(p):
+    _c.data_checks("uncertainty_reward", consistency=p)
+    x = p.astype(_c.compute_dtype(p.dtype))
+    return lax.stop_gradient(_triangle(x).astype(p.dtype))
 
 
 def uncertainty_reward(consistency: Any) -> jax.Array:
@@ -49,23 +51,28 @@ def uncertainty_reward(consistency: Any) -> jax.Array:
 
     Returns:
       ``[B]`` in the dtype of ``consistency``; gradient-free (``stop_gradient``).
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> zero_jax.uncertainty_reward(jnp.array([0.5, 0.75, 1.0])).tolist()
+    [1.0, 0.5, 0.0]
     """
-    p = _c.floating("consistency", consistency, 1, "[B]")
-    _c.nonempty("consistency", p, "[B]")
-    return _uncertainty(p, _c.checking())
+    (p,) = _c.arrays("uncertainty_reward", consistency)
+    return _uncertainty(p)
 
 
-@functools.partial(jax.jit, static_argnames=("num_clusters", "checked"))
-def _challenger(p, clusters, valid, strength, num_clusters, checked):
-    strength = jnp.asarray(strength, p.dtype)
-    _c.check(checked, (p >= 0) & (p <= 1), _UNIT.format("consistency"))
-    _c.check(checked, strength >= 0, "strength must be a finite number >= 0")
-    if num_clusters is not None:
-        in_range = (clusters >= 0) & (clusters < num_clusters)
-        _c.check(checked, in_range, f"clusters must lie in [0, num_clusters={num_clusters})")
-    share = exact_div(cluster_sizes(clusters, num_clusters).astype(p.dtype), p.shape[-1])
-    reward = jnp.maximum(0, _triangle(p) - strength * share)
-    return lax.stop_gradient(jnp.where(valid, reward, 0))
+@functools.partial(jax.jit, static_argnames=("num_clusters",))
+def _challenger(p, clusters, valid, strength, num_clusters):
+    _c.data_checks(
+        "challenger_rewards",
+        consistency=p,
+        clusters=clusters,
+        strength=strength,
+        num_clusters=num_clusters,
+    )
+    dtype = _c.compute_dtype(p.dtype)  # counts and B never pass through float16
+    share = exact_div(sizes(clusters, num_clusters).astype(dtype), p.shape[-1])
+    reward = jnp.maximum(0, _triangle(p.astype(dtype)) - jnp.asarray(strength, dtype) * share)
+    return lax.stop_gradient(jnp.where(valid, reward, 0).astype(p.dtype))
 
 
 def challenger_rewards(
@@ -92,31 +99,24 @@ def challenger_rewards(
         one bincount, ``O(B + num_clusters)``, instead of hashing rounds.
 
     Returns:
-      ``[B]`` in the dtype of ``consistency``; gradient-free.
+      ``[B]`` in the dtype of ``consistency`` (half precision is computed in
+      float32 and rounded once); gradient-free.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> p = jnp.array([0.5, 0.5, 0.75, 1.0])
+    >>> ids = jnp.array([0, 0, 1, 2]); valid = jnp.array([True, True, True, False])
+    >>> zero_jax.challenger_rewards(p, ids, valid).tolist()
+    [0.5, 0.5, 0.25, 0.0]
     """
-    p = _c.floating("consistency", consistency, 1, "[B]")
-    _c.nonempty("consistency", p, "[B]")
-    c = _c.integer("clusters", clusters, 1, "[B]")
-    _c.same_shape("clusters", c, "consistency", p)
-    v = _c.boolean("valid", valid, 1, "[B]")
-    _c.same_shape("valid", v, "consistency", p)
-    _c.scalar("strength", strength, 0.0, None, "a finite number >= 0")
-    if num_clusters is not None:
-        num_clusters = _c.static_count("num_clusters", num_clusters)
-    return _challenger(p, c, v, strength, num_clusters, _c.checking())
+    p, c, v = _c.arrays("challenger_rewards", consistency, clusters, valid)
+    h = _c.hypers("challenger_rewards", strength=strength, num_clusters=num_clusters)
+    return _challenger(p, c, v, strength, h["num_clusters"])
 
 
-def _check_answers(answers: Any, name: str = "answers") -> jax.Array:
-    a = _c.integer(name, answers, 2, "[B, K]")
-    _c.nonempty(name, a, "[B, K]")
-    return a
-
-
-@functools.partial(jax.jit, static_argnames=("num_answers", "method", "checked"))
-def _consensus(answers, num_answers, method, checked):
-    in_range = (answers >= 0) & (answers < num_answers)
-    _c.check(checked, in_range, f"answers must lie in [0, num_answers={num_answers})")
-    labels, top = majority_vote(answers, num_answers, method)
+@functools.partial(jax.jit, static_argnames=("num_answers", "method"))
+def _consensus(answers, num_answers, method):
+    _c.data_checks("consensus", answers=answers, num_answers=num_answers)
+    labels, top = vote(answers, num_answers, method)
     consistency = exact_div(top.astype(_c.float_dtype()), answers.shape[-1])
     return labels.astype(_c.int_dtype()), lax.stop_gradient(consistency)
 
@@ -140,21 +140,24 @@ def consensus(
 
     Returns:
       ``(labels, consistency)``: int64 ``[B]`` and float64 ``[B]`` (int32 / float32
-      when x64 is disabled); gradient-free.
+      when x64 is disabled; a ``num_answers`` whose labels int32 cannot hold is
+      then a ``ValueError``); gradient-free.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> labels, p = zero_jax.consensus(jnp.array([[2, 1, 1, 2, 0]]), 3)
+    >>> labels.tolist(), p.tolist()
+    ([1], [0.4000000059604645])
     """
-    a = _check_answers(answers)
-    num_answers = _c.static_count("num_answers", num_answers)
-    method = _c.method("method", method, VOTE_METHODS)
-    return _consensus(a, num_answers, method, _c.checking())
+    (a,) = _c.arrays("consensus", answers)
+    h = _c.hypers("consensus", num_answers=num_answers, method=method)
+    _c.label_range("num_answers", a, h["num_answers"])
+    return _consensus(a, h["num_answers"], h["method"])
 
 
-@functools.partial(jax.jit, static_argnames=("checked",))
-def _band(p, low, high, checked):
-    low = jnp.asarray(low, p.dtype)
-    high = jnp.asarray(high, p.dtype)
-    _c.check(checked, (p >= 0) & (p <= 1), _UNIT.format("consistency"))
-    _c.check(checked, (low >= 0) & (low <= high) & (high <= 1), "need 0 <= low <= high <= 1")
-    return (p >= low) & (p <= high)
+@jax.jit
+def _band(p, low, high):
+    _c.data_checks("curriculum_mask", consistency=p, low=low, high=high)
+    return (p >= jnp.asarray(low, p.dtype)) & (p <= jnp.asarray(high, p.dtype))
 
 
 def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> jax.Array:
@@ -167,26 +170,27 @@ def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> 
 
     Returns:
       bool ``[B]``.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> zero_jax.curriculum_mask(jnp.array([0.2, 0.25, 0.5, 0.75, 0.8])).tolist()
+    [False, True, True, True, False]
     """
-    p = _c.floating("consistency", consistency, 1, "[B]")
-    _c.nonempty("consistency", p, "[B]")
-    lo = _c.scalar("low", low, 0.0, 1.0, "in [0, 1]")
-    hi = _c.scalar("high", high, 0.0, 1.0, "in [0, 1]")
-    if lo is not None and hi is not None and lo > hi:
-        raise ValueError(f"need 0 <= low <= high <= 1, got low={lo!r} > high={hi!r}")
-    return _band(p, low, high, _c.checking())
+    (p,) = _c.arrays("curriculum_mask", consistency)
+    _c.hypers("curriculum_mask", low=low, high=high)
+    return _band(p, low, high)
 
 
 @jax.jit
 def _pseudo(answers, labels):
-    return (answers == labels[..., None]).astype(_c.float_dtype())
+    return ids_equal(answers, labels[..., None]).astype(_c.float_dtype())
 
 
 def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:
     """Agreement of fresh answers with frozen pseudo-labels.
 
-    ``r_ij = 1[a_ij == y_i]``.  ``labels`` must come from an earlier vote; the
-    fresh answers are never re-voted (that would move the training target).
+    ``r_ij = 1[a_ij == y_i]``, compared exactly whatever the two integer dtypes.
+    ``labels`` must come from an earlier vote; the fresh answers are never
+    re-voted (that would move the training target).
 
     Args:
       answers: integer ``[B, K]`` fresh answer ids.
@@ -194,8 +198,10 @@ def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:
 
     Returns:
       float64 ``[B, K]`` (float32 when x64 is disabled).
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> zero_jax.pseudo_rewards(jnp.array([[3, 1, 3]]), jnp.array([3])).tolist()
+    [[1.0, 0.0, 1.0]]
     """
-    a = _check_answers(answers)
-    y = _c.integer("labels", labels, 1, "[B]")
-    _c.same_batch("labels", y, "answers", a)
+    a, y = _c.arrays("pseudo_rewards", answers, labels)
     return _pseudo(a, y)

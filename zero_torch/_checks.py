@@ -1,7 +1,10 @@
-"""Input validation of the PyTorch reference: every public function checks its
-inputs here and raises ``TypeError`` (wrong kind of dtype or object) or
-``ValueError`` (shapes, empty batches, out-of-range values), naming the argument.
-The messages of the value checks are the ones zero_jax's checked mode raises."""
+"""Input validation of the PyTorch reference, read from :mod:`zero_contracts`.
+
+Every public function checks its inputs here and raises ``TypeError`` (wrong kind
+of dtype or object) or ``ValueError`` (shapes, empty batches, out-of-range values),
+naming the argument, with the messages zero_jax raises (eagerly, or under
+``zero_jax.checked`` for the data checks).
+"""
 
 from __future__ import annotations
 
@@ -11,70 +14,197 @@ from typing import Any
 
 import torch
 
+from zero_contracts import CONTRACTS, Contract
+from zero_contracts import messages as msg
+
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
 
 
-def _tensor(name: str, x: Any) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    return x
+def _spec(contract: Contract | str) -> Contract:
+    return CONTRACTS[contract] if isinstance(contract, str) else contract
 
 
-def _rank(name: str, x: torch.Tensor, ndim: int, shape: str) -> None:
-    if x.ndim != ndim:
-        raise ValueError(f"{name} must have shape {shape}, got shape {tuple(x.shape)}")
+def _kind(name: str, x: torch.Tensor, kind: str) -> None:
+    dtype = x.dtype
+    if kind == "float" and dtype not in _FLOATS:
+        raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
+    is_int = not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+    if kind == "int" and not is_int:
+        raise TypeError(msg.NOT_INT.format(name=name, dtype=dtype))
+    if kind == "bool" and dtype != torch.bool:
+        raise TypeError(msg.NOT_BOOL.format(name=name, dtype=dtype))
+    if kind == "real" and not (is_int or dtype in _FLOATS):
+        raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
 
 
-def floating(name: str, x: Any, ndim: int, shape: str) -> torch.Tensor:
-    x = _tensor(name, x)
-    if x.dtype not in _FLOATS:
-        raise TypeError(f"{name} must be a floating-point array, got dtype {x.dtype}")
-    _rank(name, x, ndim, shape)
-    return x
+def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
+    """Validate the tensor arguments of ``contract`` (in signature order).
+
+    Checks type, kind, rank, non-empty axes, that shared shape symbols agree and
+    that tensors share a device; returns them (``None`` for an absent optional).
+    """
+    spec = _spec(contract)
+    bound: dict[str, tuple[int, str, tuple[int, ...]]] = {}
+    first: tuple[str, torch.Tensor] | None = None
+    out: list[Any] = []
+    for arg, x in zip(spec.args, values, strict=True):
+        if x is None and arg.optional:
+            out.append(None)
+            continue
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(msg.NOT_TENSOR.format(name=arg.name, got=type(x).__name__))
+        _kind(arg.name, x, arg.kind)
+        shape = tuple(x.shape)
+        if arg.shape is None:
+            if x.ndim < 1:
+                raise ValueError(msg.RANK.format(name=arg.name, shape="[..., T]", got=shape))
+            if first is not None:
+                try:
+                    torch.broadcast_shapes(first[1].shape, x.shape)
+                except RuntimeError:
+                    raise ValueError(
+                        msg.SAME_SHAPE.format(
+                            name=arg.name, ref=first[0], ref_shape=tuple(first[1].shape), got=shape
+                        )
+                    ) from None
+        else:
+            text = arg.shape_text
+            if x.ndim != len(arg.shape):
+                raise ValueError(msg.RANK.format(name=arg.name, shape=text, got=shape))
+            if arg.nonempty and any(
+                d == 0 for s, d in zip(arg.shape, shape, strict=True) if s in arg.nonempty
+            ):
+                if set(arg.nonempty) != set(arg.shape):
+                    text = text + " with " + ", ".join(f"{s} >= 1" for s in arg.nonempty)
+                raise ValueError(msg.EMPTY.format(name=arg.name, shape=text, got=shape))
+            _bind(arg.name, arg.shape, shape, bound)
+        if first is None:
+            first = (arg.name, x)
+        elif x.device != first[1].device:
+            raise ValueError(
+                msg.DEVICE.format(
+                    name=arg.name, ref=first[0], ref_device=first[1].device, got=x.device
+                )
+            )
+        out.append(x)
+    return tuple(out)
 
 
-def integer(name: str, x: Any, ndim: int, shape: str) -> torch.Tensor:
-    x = _tensor(name, x)
-    if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
-        raise TypeError(f"{name} must be an integer array, got dtype {x.dtype}")
-    _rank(name, x, ndim, shape)
-    return x
+def _bind(name: str, symbols: tuple[str, ...], shape: tuple[int, ...], bound: dict) -> None:
+    for symbol, size in zip(symbols, shape, strict=True):
+        if symbol not in bound:
+            continue
+        ref_size, ref_name, ref_shape = bound[symbol]
+        if size != ref_size:
+            if len(ref_shape) == len(shape):
+                raise ValueError(
+                    msg.SAME_SHAPE.format(name=name, ref=ref_name, ref_shape=ref_shape, got=shape)
+                )
+            raise ValueError(
+                msg.SAME_BATCH.format(name=name, size=ref_size, ref=ref_name, got=size)
+            )
+    for symbol, size in zip(symbols, shape, strict=True):
+        bound.setdefault(symbol, (size, name, shape))
 
 
-def boolean(name: str, x: Any, ndim: int, shape: str) -> torch.Tensor:
-    x = _tensor(name, x)
-    if x.dtype != torch.bool:
-        raise TypeError(f"{name} must be a bool array, got dtype {x.dtype}")
-    _rank(name, x, ndim, shape)
-    return x
+# -------------------------------------------------------------------- hyper-parameters
 
 
-def nonempty(name: str, x: torch.Tensor, shape: str) -> None:
-    if any(d == 0 for d in x.shape):
-        raise ValueError(f"{name} must be non-empty with shape {shape}, got shape {tuple(x.shape)}")
+def real(name: str, x: Any, lo: float | None, hi: float | None, expected: str) -> float:
+    """Validate a real hyper-parameter (Python number or 0-d tensor); return it."""
+    if isinstance(x, torch.Tensor):
+        if x.ndim != 0 or x.dtype == torch.bool or x.dtype.is_complex:
+            raise TypeError(msg.NOT_SCALAR_TENSOR.format(name=name, got=tuple(x.shape)))
+        value = float(x)
+    elif isinstance(x, numbers.Real) and not isinstance(x, bool):
+        value = float(x)
+    else:
+        raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
+    if (
+        not math.isfinite(value)
+        or (lo is not None and value < lo)
+        or (hi is not None and value > hi)
+    ):
+        raise ValueError(msg.OUT_OF_RANGE.format(name=name, expected=expected, value=value))
+    return value
 
 
-def same_shape(name: str, x: torch.Tensor, ref_name: str, ref: torch.Tensor) -> None:
-    if x.shape != ref.shape:
+def count(name: str, x: Any) -> int:
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(msg.NOT_STATIC_INT.format(name=name, got=type(x).__name__))
+    if x < 1:
+        raise ValueError(msg.TOO_SMALL.format(name=name, low=1, value=x))
+    return int(x)
+
+
+def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
+    """Validate hyper-parameters by their contract; returns their Python values."""
+    spec = _spec(contract)
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        h = spec.hyper(name)
+        if h.kind == "real":
+            out[name] = real(name, value, h.lo, h.hi, h.expected)
+        elif h.kind == "count":
+            out[name] = None if (value is None and h.optional) else count(name, value)
+        elif h.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(msg.NOT_INT_PARAM.format(name=name, got=type(value).__name__))
+            if h.lo is not None and value < h.lo:
+                raise ValueError(msg.TOO_SMALL.format(name=name, low=int(h.lo), value=value))
+            out[name] = int(value)
+        else:
+            if not isinstance(value, str) or value not in h.choices:
+                raise ValueError(msg.CHOICE.format(name=name, allowed=h.choices, value=value))
+            out[name] = value
+    ordered = spec.extra.get("ordered")
+    if ordered and all(n in out for n in ordered):
+        lo, hi = (out[n] for n in ordered)
+        if lo > hi:
+            raise ValueError(msg.BAND_ORDER.format(low=lo, high=hi))
+    return out
+
+
+# ----------------------------------------------------------------------- integers
+
+
+def as_int64(x: torch.Tensor) -> torch.Tensor:
+    """Integer ids as int64, keeping equality: uint64 is reinterpreted bit for bit.
+
+    torch implements few operations for uint16 / uint32 / uint64; the ids are
+    converted exactly (uint64 values of 2**63 and above become negative int64,
+    distinct from every valid id in ``[0, n)`` and from each other).
+    """
+    if x.dtype == torch.int64:
+        return x
+    if x.dtype == torch.uint64:
+        return x.view(torch.int64)
+    return x.to(torch.int64)
+
+
+def ids_equal(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Exact ``a == b`` for integer tensors of any two dtypes (broadcasting)."""
+    eq = as_int64(a) == as_int64(b)
+    # A uint64 value >= 2**63 viewed as int64 is negative and could equal a negative
+    # signed id; a signed id must be >= 0 to equal any unsigned one.
+    for u, s in ((a, b), (b, a)):
+        if u.dtype == torch.uint64 and s.dtype not in _UNSIGNED:
+            eq = eq & (s >= 0)
+    return eq
+
+
+def label_range(name: str, answers: torch.Tensor, num_answers: int) -> None:
+    """Raise when labels in ``[0, num_answers)`` cannot be held by int64."""
+    if answers.dtype == torch.uint64 and num_answers > 2**63:
         raise ValueError(
-            f"{name} must have the same shape as {ref_name} {tuple(ref.shape)}, "
-            f"got {tuple(x.shape)}"
-        )
-    if x.device != ref.device:
-        raise ValueError(
-            f"{name} must be on the device of {ref_name} ({ref.device}), got {x.device}"
+            msg.WIDE_LABELS.format(
+                count=num_answers, dtype="int64", library="zero_torch", limit="2**63", hint=""
+            )
         )
 
 
-def same_batch(name: str, x: torch.Tensor, ref_name: str, ref: torch.Tensor) -> None:
-    if x.shape[0] != ref.shape[0]:
-        raise ValueError(
-            f"{name} must have batch size {ref.shape[0]} like {ref_name}, got {x.shape[0]}"
-        )
-    if x.device != ref.device:
-        raise ValueError(
-            f"{name} must be on the device of {ref_name} ({ref.device}), got {x.device}"
-        )
+# ----------------------------------------------------------------------- data checks
 
 
 def require(ok: torch.Tensor | bool, message: str) -> None:
@@ -85,42 +215,43 @@ def require(ok: torch.Tensor | bool, message: str) -> None:
         raise ValueError(message)
 
 
-def unit(name: str, x: torch.Tensor, where: torch.Tensor | None = None) -> None:
-    ok = (x >= 0) & (x <= 1)
-    if where is not None:
-        require(ok | ~where, f"{name} must lie in [0, 1] where executed")
-    else:
-        require(ok, f"{name} must lie in [0, 1]")
+def data_checks(contract: Contract | str, **named: Any) -> None:
+    """Raise the value errors of ``contract`` for the given tensors and hyper-parameters."""
+    spec = _spec(contract)
+    for arg in spec.args:
+        x = named.get(arg.name)
+        if arg.value is None or x is None:
+            continue
+        if arg.value == "unit":
+            ok = (x >= 0) & (x <= 1)
+        elif arg.value == "finite":
+            ok = torch.isfinite(x)
+        elif arg.value == "nonneg":
+            ok = as_int64(x) >= 0 if x.dtype != torch.uint64 else torch.ones_like(x, dtype=bool)
+        else:
+            bound = named.get(arg.bound)
+            if bound is None:
+                continue
+            ids = as_int64(x)
+            ok = ids >= 0
+            if bound <= 2**63 - 1:
+                ok = ok & (ids < bound)
+        gate = named.get(arg.where) if arg.where else None
+        if gate is not None:
+            ok = ok | ~gate
+        if arg.value == "unit" and arg.where:
+            text = msg.UNIT_WHERE.format(name=arg.name, where=arg.where)
+        elif arg.value == "unit":
+            text = msg.UNIT.format(name=arg.name)
+        elif arg.value == "finite":
+            text = msg.FINITE.format(name=arg.name)
+        elif arg.value == "nonneg":
+            text = msg.NONNEG.format(name=arg.name)
+        else:
+            text = msg.IDS.format(name=arg.name, bound=arg.bound, count=named[arg.bound])
+        require(ok, text)
 
 
-def scalar(name: str, x: Any, lo: float | None, hi: float | None, expected: str) -> float:
-    """Validate a real hyper-parameter (Python number or 0-d tensor); return it."""
-    if isinstance(x, torch.Tensor):
-        if x.ndim != 0 or x.dtype == torch.bool or x.dtype.is_complex:
-            raise TypeError(f"{name} must be a real scalar, got a tensor of shape {tuple(x.shape)}")
-        value = float(x)
-    elif isinstance(x, numbers.Real) and not isinstance(x, bool):
-        value = float(x)
-    else:
-        raise TypeError(f"{name} must be a real scalar, got {type(x).__name__}")
-    if (
-        not math.isfinite(value)
-        or (lo is not None and value < lo)
-        or (hi is not None and value > hi)
-    ):
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
-    return value
-
-
-def static_count(name: str, x: Any) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(f"{name} must be a Python int (static), got {type(x).__name__}")
-    if x < 1:
-        raise ValueError(f"{name} must be >= 1, got {x}")
-    return int(x)
-
-
-def method(name: str, x: Any, allowed: tuple[str, ...]) -> str:
-    if x not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {x!r}")
-    return x
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """float16 / bfloat16 computations run in float32 (rounded once at the end)."""
+    return torch.promote_types(dtype, torch.float32)

@@ -1,27 +1,14 @@
-"""GRPO group advantages, PyTorch reference.  Mirrors ``zero_jax.advantages``."""
+"""GRPO group advantages, PyTorch reference (DeepSeekMath, arXiv:2402.03300).
+Mirrors ``zero_jax.advantages``; presets and constants live in :mod:`zero_contracts`."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from zero_contracts import ADVANTAGE_PRESETS
 from zero_torch import _checks as _c
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
-
-SCALES = ("group", "batch", "none")
-SINGLETONS = ("zero", "raw")
-
-#: Keyword sets reproducing verl, Tunix, TRL and Dr. GRPO (see zero_jax.advantages).
-ADVANTAGE_PRESETS: dict[str, dict[str, Any]] = {
-    "verl": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "raw"},
-    "tunix": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "zero"},
-    "trl": {"scale": "group", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
-    "trl_batch": {"scale": "batch", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
-    "dr_grpo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero"},
-}
-
 
 def _moments(r: torch.Tensor, m: torch.Tensor, ddof: int, dim=-1):
     zero = torch.zeros((), dtype=r.dtype)
@@ -46,22 +33,17 @@ def group_advantages(
     Masked entries get 0 and are left out of every mean and std; groups whose kept
     rewards are all equal get exactly 0; a single-sample group gets 0, or
     ``r / (1 + eps)`` with ``singleton="raw"`` (verl); with group scaling a group
-    of at most ``ddof`` samples gets 0.  Detached, dtype of ``rewards``.
+    of at most ``ddof`` samples gets 0.  Non-finite kept rewards raise ValueError.
+    Detached, dtype of ``rewards`` (half precision computed in float32).
     """
-    r = _c.floating("rewards", rewards, 2, "[G, N]")
-    _c.nonempty("rewards", r, "[G, N]")
-    if mask is None:
+    r, m = _c.arrays("group_advantages", rewards, mask)
+    h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)
+    if m is None:
         m = torch.ones_like(r, dtype=torch.bool)
-    else:
-        m = _c.boolean("mask", mask, 2, "[G, N]")
-        _c.same_shape("mask", m, "rewards", r)
-    scale = _c.method("scale", scale, SCALES)
-    singleton = _c.method("singleton", singleton, SINGLETONS)
-    if isinstance(ddof, bool) or not isinstance(ddof, int):
-        raise TypeError(f"ddof must be a Python int, got {type(ddof).__name__}")
-    if ddof < 0:
-        raise ValueError(f"ddof must be >= 0, got {ddof}")
-    eps = _c.scalar("eps", eps, 0.0, None, "a finite number >= 0")
+    _c.data_checks("group_advantages", rewards=r, mask=m)
+    scale, ddof, eps, singleton = h["scale"], h["ddof"], h["eps"], h["singleton"]
+    out = r.dtype
+    r = r.to(_c.compute_dtype(out))  # counts and sums of half precision run in float32
 
     n, mean, std = _moments(r, m, ddof)
     single = n == 1
@@ -81,4 +63,4 @@ def group_advantages(
         zero = zero | (n <= ddof)
     if singleton == "raw":
         zero = zero & ~single
-    return torch.where(m & ~zero, adv, torch.zeros_like(adv))
+    return torch.where(m & ~zero, adv, torch.zeros_like(adv)).to(out)

@@ -1,11 +1,13 @@
-"""MM-Zero rewards, PyTorch reference (problem 113).  Mirrors ``zero_jax.mm_zero``."""
+"""MM-Zero rewards, PyTorch reference (Li et al., 2026, arXiv:2603.09206,
+Sections 2.5-2.6).  Mirrors ``zero_jax.mm_zero``."""
 
 from __future__ import annotations
 
 import torch
 
+from zero_contracts import complement_weight
 from zero_torch import _checks as _c
-from zero_torch.primitives import VOTE_METHODS, majority_vote
+from zero_torch.primitives import vote
 
 __all__ = ["coder_rewards", "solver_rewards"]
 
@@ -22,20 +24,14 @@ def coder_rewards(
     Visual scores of unexecuted rows are ignored (may be NaN); no cap on ``s``;
     both error penalties can add up.  Output dtype: promoted dtype of the floats.
     """
-    e = _c.boolean("executed", executed, 1, "[B]")
-    _c.nonempty("executed", e, "[B]")
-    s = _c.floating("easy_accuracy", easy_accuracy, 1, "[B]")
-    _c.same_shape("easy_accuracy", s, "executed", e)
-    c = _c.floating("consistency", consistency, 1, "[B]")
-    _c.same_shape("consistency", c, "executed", e)
-    x = _c.boolean("syntax_error", syntax_error, 1, "[B]")
-    _c.same_shape("syntax_error", x, "executed", e)
-    _c.unit("easy_accuracy", s, where=e)
-    _c.unit("consistency", c, where=e)
-    dtype = torch.result_type(s, c)
+    e, s, c, x = _c.arrays("coder_rewards", executed, easy_accuracy, consistency, syntax_error)
+    _c.data_checks("coder_rewards", executed=e, easy_accuracy=s, consistency=c)
+    out = torch.result_type(s, c)
+    dtype = _c.compute_dtype(out)
     s, c = s.to(dtype), c.to(dtype)
     success = 1 + s + torch.minimum(c, 1 - c)
-    return torch.where(e, success, torch.full_like(s, -0.1)) - 0.05 * x.to(dtype)
+    reward = torch.where(e, success, torch.full_like(s, -0.1)) - 0.05 * x.to(dtype)
+    return reward.to(out)
 
 
 @torch.no_grad()
@@ -50,16 +46,13 @@ def solver_rewards(
     """float64 ``[B, K]``: ``alpha * 1[a == majority] + (1 - alpha) * format_valid``.
 
     The majority counts all K answers of the row, ties to the smallest id; format
-    is an additive bonus, not a gate.
+    is an additive bonus, not a gate.  ``1 - alpha`` is taken in decimal, as the
+    published code writes it (``alpha = 0.9`` gives exactly ``0.1``).
     """
-    a = _c.integer("answers", answers, 2, "[B, K]")
-    _c.nonempty("answers", a, "[B, K]")
-    v = _c.boolean("format_valid", format_valid, 2, "[B, K]")
-    _c.same_shape("format_valid", v, "answers", a)
-    num_answers = _c.static_count("num_answers", num_answers)
-    alpha = _c.scalar("alpha", alpha, 0.0, 1.0, "in [0, 1]")
-    method = _c.method("method", method, VOTE_METHODS)
-    _c.require((a >= 0) & (a < num_answers), f"answers must lie in [0, num_answers={num_answers})")
-    labels, _ = majority_vote(a, num_answers, method)
-    agree = (a == labels[:, None]).to(torch.float64)
-    return alpha * agree + (1 - alpha) * v.to(torch.float64)
+    a, v = _c.arrays("solver_rewards", answers, format_valid)
+    h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
+    _c.data_checks("solver_rewards", answers=a, num_answers=h["num_answers"])
+    ids = _c.as_int64(a)
+    labels, _ = vote(ids, h["num_answers"], h["method"])
+    agree = (ids == labels[:, None]).to(torch.float64)
+    return h["alpha"] * agree + complement_weight(h["alpha"]) * v.to(torch.float64)

@@ -1,26 +1,20 @@
 """Shared voting and grouping primitives of the PyTorch reference (mirrors
-``zero_jax.primitives``).  Inputs are assumed validated by the caller."""
+``zero_jax.primitives``): majority vote, cluster sizes, masked mean."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
+
+from zero_contracts import VOTE_METHODS, choose_vote_method
+from zero_torch import _checks as _c
 
 __all__ = ["VOTE_METHODS", "choose_vote_method", "cluster_sizes", "majority_vote", "masked_mean"]
 
-VOTE_METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
 
-
-def choose_vote_method(method: str, num_answers: int, k: int) -> str:
-    """``"auto"`` counts over the alphabet only when ``num_answers <= K``."""
-    if method != "auto":
-        return method
-    return "one_hot" if num_answers <= k else "pairwise"
-
-
-def majority_vote(
-    answers: torch.Tensor, num_answers: int, method: str = "auto"
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Majority id of each row of ``answers`` ``[B, K]`` (ties: smallest id) and its count."""
+def vote(answers: torch.Tensor, num_answers: int, method: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Majority id of each row of validated int64 ids ``[B, K]`` and its count."""
     method = choose_vote_method(method, num_answers, answers.shape[1])
     if method == "pairwise":
         counts = (answers[:, :, None] == answers[:, None, :]).sum(-1)
@@ -30,22 +24,61 @@ def majority_vote(
         return tied.min(dim=1).values, top
     # "one_hot" and "segment_sum" both count into a [B, num_answers] table.
     table = torch.zeros(answers.shape[0], num_answers, dtype=torch.int64, device=answers.device)
-    table.scatter_add_(1, answers.long(), torch.ones_like(answers, dtype=torch.int64))
+    table.scatter_add_(1, answers, torch.ones_like(answers))
     top = table.max(dim=1).values
     # argmax returns the first maximum, i.e. the smallest tied id.
-    return table.argmax(dim=1).to(answers.dtype), top
+    return table.argmax(dim=1), top
 
 
-def cluster_sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
-    """``sizes[i] = #{j : ids[j] == ids[i]}`` over the whole batch (int64 ``[B]``)."""
+@torch.no_grad()
+def majority_vote(
+    answers: torch.Tensor, num_answers: int, method: str = "auto"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Majority id of each row of ``answers`` ``[B, K]`` (ties: smallest id) and its count.
+
+    Returns ``(labels [B] in the dtype of answers, counts [B] int64)``.
+    """
+    (a,) = _c.arrays("majority_vote", answers)
+    h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
+    _c.data_checks("majority_vote", answers=a, num_answers=h["num_answers"])
+    labels, top = vote(_c.as_int64(a), h["num_answers"], h["method"])
+    if a.dtype == torch.uint64:
+        return labels.view(torch.uint64), top
+    return labels.to(a.dtype), top
+
+
+def sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
+    """Cluster sizes of validated integer ids (any dtype), int64 ``[B]``."""
+    ids = _c.as_int64(ids)
     if num_clusters is not None:
-        return torch.bincount(ids.long(), minlength=num_clusters)[ids.long()]
+        return torch.bincount(ids, minlength=num_clusters)[ids]
     _, inverse, counts = torch.unique(ids, return_inverse=True, return_counts=True)
     return counts[inverse]
 
 
-def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean over the last axis where ``mask`` holds; 0 (with zero gradient) for empty rows."""
-    total = torch.where(mask, values, torch.zeros((), dtype=values.dtype)).sum(-1)
-    count = mask.sum(-1).clamp(min=1).to(values.dtype)
-    return total / count
+@torch.no_grad()
+def cluster_sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
+    """``sizes[i] = #{j : ids[j] == ids[i]}`` over the whole batch (int64 ``[B]``)."""
+    (x,) = _c.arrays("cluster_sizes", ids)
+    h = _c.hypers("cluster_sizes", num_clusters=num_clusters)
+    _c.data_checks("cluster_sizes", ids=x, num_clusters=h["num_clusters"])
+    return sizes(x, h["num_clusters"])
+
+
+def mean_kept(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Masked mean of validated tensors (float values; half precision sums in float32)."""
+    acc = _c.compute_dtype(values.dtype)
+    total = torch.where(mask, values.to(acc), torch.zeros((), dtype=acc)).sum(-1)
+    count = mask.sum(-1).clamp(min=1).to(acc)
+    return (total / count).to(values.dtype)
+
+
+def masked_mean(values: Any, mask: Any) -> torch.Tensor:
+    """Mean over the last axis where ``mask`` holds; 0 (with zero gradient) for empty rows.
+
+    Float values keep their dtype; integer values give float64.
+    """
+    v, m = _c.arrays("masked_mean", values, mask)
+    if not v.dtype.is_floating_point:
+        v = v.to(torch.float64)
+    return mean_kept(v, m)

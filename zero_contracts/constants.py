@@ -1,0 +1,65 @@
+"""Constants and small rules shared by both twins (defined once, here)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+__all__ = [
+    "ADVANTAGE_PRESETS",
+    "SCALES",
+    "SINGLETONS",
+    "VOTE_METHODS",
+    "choose_vote_method",
+    "complement_weight",
+]
+
+#: Voting methods of ``consensus`` / ``solver_rewards`` / ``majority_vote``.
+VOTE_METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
+
+#: ``group_advantages(scale=...)`` and ``group_advantages(singleton=...)``.
+SCALES = ("group", "batch", "none")
+SINGLETONS = ("zero", "raw")
+
+#: Keyword sets that reproduce published defaults, e.g.
+#: ``group_advantages(r, **ADVANTAGE_PRESETS["verl"])``.  They differ from those
+#: stacks only where the published formula is undefined or noise: groups whose
+#: kept rewards are all equal get exactly 0 (not a float residue / eps), and (except
+#: for verl, which fixes it) single-sample groups get 0 instead of NaN.
+ADVANTAGE_PRESETS: dict[str, dict[str, Any]] = {
+    # verl compute_grpo_outcome_advantage: unbiased std, eps 1e-6, a group of one
+    # sample uses mean 0 and std 1.
+    "verl": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "raw"},
+    # Tunix GRPO: (r - mean) / (std(ddof=1) + 1e-6).
+    "tunix": {"scale": "group", "ddof": 1, "eps": 1e-6, "singleton": "zero"},
+    # TRL GRPOTrainer, scale_rewards="group" (torch.std is unbiased) with 1e-4.
+    "trl": {"scale": "group", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
+    # TRL scale_rewards="batch": std of all rewards of the batch.
+    "trl_batch": {"scale": "batch", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
+    # Dr. GRPO (TRL scale_rewards="none"): mean-centring only.
+    "dr_grpo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero"},
+}
+
+
+def choose_vote_method(method: str, num_answers: int, k: int) -> str:
+    """Resolve ``"auto"``: count over the alphabet only when it is narrower than a row.
+
+    Counting costs ``O(B * K * num_answers)``; comparing within a row costs
+    ``O(B * K^2)`` and never depends on ``num_answers``.  ``"auto"`` counts only
+    when ``num_answers < K``, so it never allocates a table that grows with a large
+    answer vocabulary.  Both twins resolve ``"auto"`` here.
+    """
+    if method != "auto":
+        return method
+    return "one_hot" if num_answers < k else "pairwise"
+
+
+def complement_weight(alpha: float) -> float:
+    """``1 - alpha`` as the published code writes it: exact in decimal.
+
+    MM-Zero's solver reward weights the format flag by ``1 - alpha``; with
+    ``alpha = 0.9`` binary arithmetic gives ``0.09999999999999998`` where the
+    published code (and the worked example) has ``0.1``.  The complement is taken
+    on the shortest decimal form of ``alpha`` and rounded once.
+    """
+    return float(Decimal(1) - Decimal(repr(float(alpha))))

@@ -1,0 +1,58 @@
+"""Every error message of both twins, written once.
+
+``TypeError`` messages: the wrong kind of object or dtype.  ``ValueError``
+messages: shapes, empty batches, values and hyper-parameters out of range.  The
+value messages (``UNIT``, ``FINITE``, ...) are raised eagerly by zero_torch and by
+zero_jax under ``zero_jax.checked``; the texts are identical.
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------------- kinds
+NOT_ARRAY = "{name} must be an array, got {got}"
+NOT_TENSOR = "{name} must be a torch.Tensor, got {got}"
+NOT_FLOAT = "{name} must be a floating-point array, got dtype {dtype}"
+NOT_INT = "{name} must be an integer array, got dtype {dtype}"
+NOT_BOOL = "{name} must be a bool array, got dtype {dtype}"
+
+# ---------------------------------------------------------------------- shapes
+RANK = "{name} must have shape {shape}, got shape {got}"
+EMPTY = "{name} must be non-empty with shape {shape}, got shape {got}"
+SAME_SHAPE = "{name} must have the same shape as {ref} {ref_shape}, got {got}"
+SAME_BATCH = "{name} must have batch size {size} like {ref}, got {got}"
+DEVICE = "{name} must be on the device of {ref} ({ref_device}), got {got}"
+
+# ---------------------------------------------------------------------- values
+UNIT = "{name} must lie in [0, 1]"
+UNIT_WHERE = "{name} must lie in [0, 1] where {where}"
+FINITE = "{name} must be finite"
+FINITE_WHERE = "{name} must be finite where {where}"
+NONNEG = "{name} must be >= 0"
+IDS = "{name} must lie in [0, {bound}={count})"
+WIDE_IDS = (
+    "{name} has values outside the {dtype} range, which JAX truncates with x64 "
+    "disabled (distinct ids would merge): enable x64 "
+    "(jax.config.update('jax_enable_x64', True)) or map the ids to dense ids first "
+    "(np.unique(x, return_inverse=True))"
+)
+WIDE_LABELS = (
+    "num_answers={count} allows labels beyond the range of the {dtype} labels "
+    "{library} returns: use answer ids below {limit}{hint}"
+)
+
+# ------------------------------------------------------------ hyper-parameters
+NOT_SCALAR = "{name} must be a real scalar, got {got}"
+NOT_SCALAR_SHAPE = "{name} must be a real scalar, got shape {got}"
+NOT_SCALAR_TENSOR = "{name} must be a real scalar, got a tensor of shape {got}"
+OUT_OF_RANGE = "{name} must be {expected}, got {value!r}"
+NOT_STATIC_INT = "{name} must be a Python int (static), got {got}"
+NOT_INT_PARAM = "{name} must be a Python int, got {got}"
+TOO_SMALL = "{name} must be >= {low}, got {value}"
+CHOICE = "{name} must be one of {allowed}, got {value!r}"
+BAND_ORDER = "need 0 <= low <= high <= 1, got low={low!r} > high={high!r}"
+BAND_TRACED = "need 0 <= low <= high <= 1"
+TRACED_RANGE = "{name} must be {expected}"
+TABLE_TOO_LARGE = (
+    "method={method!r} counts into a [B, num_answers] table of {size} entries, more "
+    "than {dtype} can index: use method='pairwise'{hint}"
+)
