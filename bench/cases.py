@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from zero_lab.functions import FUNCTION_NAMES
+from zero_contracts import CONTRACTS
 
 __all__ = [
     "ELEMENTWISE",
@@ -27,7 +27,9 @@ __all__ = [
     "quick_grid",
 ]
 
-FUNCTIONS = (*FUNCTION_NAMES, "group_advantages")
+#: Every public function of the contract table except the shared primitives (the
+#: rewards of the three papers and group_advantages), in the table's order.
+FUNCTIONS = tuple(name for name, c in CONTRACTS.items() if c.module != "primitives")
 
 #: 1-D functions that only stream their inputs (challenger with dense ids counts in O(B)).
 ELEMENTWISE = (

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import zero_jax
-import zero_jax.lab as jax_lab
 from zero_lab import LABS, MIN_GAIN, PASS_PROB, LabResult, cli, get_lab, padded
+from zero_lab import jax_backend as jax_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = list(LABS)
@@ -207,9 +207,9 @@ def torch_backend():
     import torch
 
     import zero_torch
-    import zero_torch.lab
+    from zero_lab import torch_backend
 
-    return torch, zero_torch, zero_torch.lab
+    return torch, zero_torch, torch_backend
 
 
 @pytest.fixture(scope="module")
@@ -376,6 +376,14 @@ def test_cli_uses_load_runner_for_other_backends(monkeypatch):
     assert seen == ["torch"]
 
 
+def test_load_runner_picks_the_backend_module(torch_backend):
+    assert cli.BACKENDS == ("jax", "torch")
+    assert cli.load_runner("jax") is jax_lab.run
+    assert cli.load_runner("torch") is torch_backend[2].run
+    with pytest.raises(ValueError, match="unknown backend 'numpy'"):
+        cli.load_runner("numpy")
+
+
 def _python(*args, env=None):
     return subprocess.run(
         [sys.executable, *args],
@@ -389,7 +397,7 @@ def _python(*args, env=None):
 
 def test_cli_table_and_plot(tmp_path):
     png = tmp_path / "lab.png"
-    proc = _python("-m", "zero_jax.lab", "--plot", str(png))
+    proc = _python("-m", "zero_lab", "--plot", str(png))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("lab "))
@@ -404,7 +412,7 @@ def test_cli_table_and_plot(tmp_path):
 
 
 def test_cli_json_on_torch(torch_backend):
-    proc = _python("-m", "zero_jax.lab", "--backend", "torch", "--json")
+    proc = _python("-m", "zero_lab", "--backend", "torch", "--json")
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
     assert payload["backend"] == "torch" and payload["passed"] is True
@@ -416,10 +424,11 @@ def test_imports_stay_apart_and_x64_stays_local(torch_backend):
     code = (
         "import sys, zero_lab, zero_lab.cli\n"
         "assert 'jax' not in sys.modules and 'torch' not in sys.modules\n"
-        "import zero_torch.lab\n"
-        "assert zero_torch.lab.run('solver').passed and 'jax' not in sys.modules\n"
-        "import jax, zero_jax.lab\n"
-        "res = zero_jax.lab.run('challenger')\n"
+        "from zero_lab import torch_backend\n"
+        "assert torch_backend.run('solver').passed and 'jax' not in sys.modules\n"
+        "import jax\n"
+        "from zero_lab import jax_backend\n"
+        "res = jax_backend.run('challenger')\n"
         "assert res.passed and res.probs.dtype.name == 'float64'\n"
         "assert not jax.config.jax_enable_x64\n"
         "print('ok')\n"

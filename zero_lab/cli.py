@@ -1,4 +1,4 @@
-"""Command line for the Lab: ``zero-lab`` / ``python -m zero_jax.lab``.
+"""Command line for the Lab: ``zero-lab`` / ``python -m zero_lab``.
 
 Runs every lab (or those named with ``--lab``) on the chosen backend, prints an
 aligned table (lab, target action, p0, p_final, gain, pass) followed by one line
@@ -9,26 +9,44 @@ when any lab fails.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from zero_lab.records import LABS, get_lab
 from zero_lab.result import MIN_GAIN, PASS_PROB, LabResult
 
-__all__ = ["BACKENDS", "format_table", "load_runner", "main", "write_plot"]
+__all__ = ["BACKENDS", "RUNNERS", "format_table", "load_runner", "main", "write_plot"]
 
-BACKENDS: tuple[str, ...] = ("jax", "torch")
 Runner = Callable[..., LabResult]
 
 
+def _jax_runner() -> Runner:
+    from zero_lab.jax_backend import run
+
+    return run
+
+
+def _torch_runner() -> Runner:
+    from zero_lab.torch_backend import run
+
+    return run
+
+
+#: Each backend's ``run``, imported on first use (so the torch backend never imports jax).
+RUNNERS: Mapping[str, Callable[[], Runner]] = MappingProxyType(
+    {"jax": _jax_runner, "torch": _torch_runner}
+)
+BACKENDS: tuple[str, ...] = tuple(RUNNERS)
+
+
 def load_runner(backend: str) -> Runner:
-    """Import ``zero_<backend>.lab`` and return its ``run``."""
-    if backend not in BACKENDS:
+    """Import the backend's module and return its ``run``."""
+    if backend not in RUNNERS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
-    return importlib.import_module(f"zero_{backend}.lab").run
+    return RUNNERS[backend]()
 
 
 def format_table(results: Sequence[LabResult]) -> str:
@@ -125,9 +143,8 @@ def main(
     Args:
       argv: command-line arguments (default ``sys.argv[1:]``).
       default_backend: backend used when ``--backend`` is not given.
-      runner: ``run`` function to use for ``default_backend`` (the backend modules
-        pass their own, so ``python -m zero_jax.lab`` does not import itself twice);
-        other backends are imported on demand.
+      runner: ``run`` function to use for ``default_backend`` (for instance a test
+        double); otherwise, and for other backends, ``load_runner`` imports it.
     """
     args = _parser(default_backend).parse_args(argv)
     run = runner if runner is not None and args.backend == default_backend else None

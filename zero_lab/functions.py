@@ -8,19 +8,14 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
+from zero_contracts import CONTRACTS
+
 __all__ = ["FUNCTION_NAMES", "check_schedule", "resolve_functions"]
 
-#: The nine reward functions of problems 107, 108, 109 and 113.
-FUNCTION_NAMES: tuple[str, ...] = (
-    "uncertainty_reward",
-    "challenger_rewards",
-    "consensus",
-    "curriculum_mask",
-    "pseudo_rewards",
-    "hint_delta",
-    "proposer_rewards",
-    "coder_rewards",
-    "solver_rewards",
+#: The reward functions of the three papers (R-Zero, G-Zero, MM-Zero), in the contract
+#: table's order; GRPO advantages and the shared primitives are not Lab functions.
+FUNCTION_NAMES: tuple[str, ...] = tuple(
+    name for name, c in CONTRACTS.items() if c.module in ("r_zero", "g_zero", "mm_zero")
 )
 
 
@@ -40,7 +35,7 @@ def resolve_functions(
         (called lazily, only when some name is missing).
 
     Raises:
-      ValueError: a mapping key is not one of the nine reward functions.
+      ValueError: a mapping key is not one of the reward functions (``FUNCTION_NAMES``).
       TypeError: a supplied implementation is not callable.
     """
     if isinstance(functions, Mapping):

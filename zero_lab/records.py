@@ -4,7 +4,7 @@ from, the target action, and what each lab teaches.
 A Lab trains a categorical policy over a handful of actions (candidate questions,
 hints, programs, or answering behaviours).  The per-action rewards come from the
 problem's reward functions applied to the records below; the backends
-(``zero_jax.lab``, ``zero_torch.lab``) turn the records into arrays, call the
+(``zero_lab.jax_backend``, ``zero_lab.torch_backend``) turn the records into arrays, call the
 functions and run the optimiser.  Nothing here imports jax or torch.
 
 The records are chosen so that the contracts' conventions decide the outcome:

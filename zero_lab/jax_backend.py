@@ -1,20 +1,20 @@
-"""The Lab on JAX: train a categorical policy with optax on each problem's rewards.
+"""The Lab's JAX backend: train a categorical policy with optax on each problem's rewards.
 
 Each lab (see ``zero_lab.records``) computes one reward per action from fixed
-feedback records with the problem's reward functions, then runs plain gradient
-ascent on the exact expected reward ``sum_i softmax(logits)_i r_i`` from zero
-logits: ``optax.sgd(learning_rate)`` for ``steps`` updates inside one jitted
-``lax.scan``, in float64 (under a local ``jax.enable_x64`` context; the global
-configuration is left alone).
+feedback records with the problem's reward functions (``zero_jax``'s public ones or a
+caller's replacements), then runs plain gradient ascent on the exact expected reward
+``sum_i softmax(logits)_i r_i`` from zero logits: ``optax.sgd(learning_rate)`` for
+``steps`` updates inside one jitted ``lax.scan``, in float64 (under a local
+``jax.enable_x64`` context; the global configuration is left alone).
 
-Run every lab and print the table with ``python -m zero_jax.lab`` (or ``zero-lab``).
+Run every lab and print the table with ``zero-lab`` (or ``python -m zero_lab``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -34,7 +34,7 @@ from zero_lab import (
     resolve_functions,
 )
 
-__all__ = ["LABS", "main", "rewards", "run"]
+__all__ = ["LABS", "rewards", "run"]
 
 Functions = Mapping[str, Callable[..., Any]]
 
@@ -179,14 +179,3 @@ def run(
         r = _rewards(lab, functions)
         probs = np.asarray(_train(r, jnp.asarray(lr, jnp.float64), steps))
     return LabResult.from_probs(lab.name, probs, lab.target)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point with the JAX backend as default (see ``zero_lab.cli``)."""
-    from zero_lab import cli
-
-    return cli.main(argv, default_backend="jax", runner=run)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

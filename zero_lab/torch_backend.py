@@ -1,15 +1,15 @@
-"""The Lab on PyTorch: the reference twin of ``zero_jax.lab`` (no jax import).
+"""The Lab's PyTorch backend: the twin of ``zero_lab.jax_backend`` (no jax import).
 
-Same records, same per-action rewards (from ``zero_torch``'s functions or a
+Same records, same per-action rewards (from ``zero_torch``'s public functions or a
 caller's replacements), same optimisation: ``torch.optim.SGD`` on the negative
 exact expected reward, from zero logits, in float64 on the CPU.
 
-Run every lab with ``python -m zero_torch.lab``.
+Run every lab with ``zero-lab --backend torch`` (or ``python -m zero_lab --backend torch``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from zero_lab import (
     resolve_functions,
 )
 
-__all__ = ["LABS", "main", "rewards", "run"]
+__all__ = ["LABS", "rewards", "run"]
 
 Functions = Mapping[str, Callable[..., Any]]
 
@@ -149,14 +149,3 @@ def run(
         opt.step()
         probs.append(torch.softmax(logits.detach(), dim=0))
     return LabResult.from_probs(lab.name, torch.stack(probs).numpy(), lab.target)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry point with the torch backend as default (see ``zero_lab.cli``)."""
-    from zero_lab import cli
-
-    return cli.main(argv, default_backend="torch", runner=run)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
