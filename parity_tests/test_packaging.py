@@ -106,3 +106,21 @@ def test_importing_zero_jax_leaves_x64_alone():
     code = "import jax, zero_jax; print(jax.config.jax_enable_x64)"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_one_version_string():
+    """pyproject reads the version from zero_contracts/_version.py; every package re-exports it."""
+    import importlib.metadata
+    import importlib.util
+
+    import zero_contracts
+
+    packages = [zero_contracts, zero_jax]
+    if importlib.util.find_spec("torch") is not None:
+        import zero_torch
+
+        packages.append(zero_torch)
+    installed = importlib.metadata.version("zero-rewards")
+    assert {p.__name__: p.__version__ for p in packages} == dict.fromkeys(
+        (p.__name__ for p in packages), installed
+    )

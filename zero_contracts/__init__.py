@@ -11,6 +11,7 @@ means something.  Imports nothing but the standard library.
 """
 
 from zero_contracts import messages
+from zero_contracts._version import __version__ as __version__
 from zero_contracts.constants import (
     ADVANTAGE_PRESETS,
     SCALES,

@@ -9,6 +9,7 @@ the published contracts (float64 / int64), otherwise JAX's canonical float32 /
 int32.
 """
 
+from zero_contracts import __version__ as __version__
 from zero_jax._checks import checked
 from zero_jax.advantages import ADVANTAGE_PRESETS, group_advantages
 from zero_jax.g_zero import hint_delta, proposer_rewards
@@ -39,5 +40,3 @@ __all__ = [
     "solver_rewards",
     "uncertainty_reward",
 ]
-
-__version__ = "0.1.0"

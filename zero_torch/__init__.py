@@ -6,6 +6,7 @@ Outputs stay on the input device, detached outputs have ``requires_grad=False``,
 and no input is modified.  Imports without JAX.
 """
 
+from zero_contracts import __version__ as __version__
 from zero_torch.advantages import ADVANTAGE_PRESETS, group_advantages
 from zero_torch.g_zero import hint_delta, proposer_rewards
 from zero_torch.mm_zero import coder_rewards, solver_rewards
@@ -34,5 +35,3 @@ __all__ = [
     "solver_rewards",
     "uncertainty_reward",
 ]
-
-__version__ = "0.1.0"
