@@ -124,3 +124,14 @@ def test_one_version_string():
     assert {p.__name__: p.__version__ for p in packages} == dict.fromkeys(
         (p.__name__ for p in packages), installed
     )
+
+
+def test_the_dev_extra_is_composed_of_every_other_extra():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    composed = [r for r in extras["dev"] if r.startswith(f"{project['name']}[")]
+    assert len(composed) == 1, extras["dev"]
+    included = set(composed[0].split("[", 1)[1].rstrip("]").split(","))
+    assert included == set(extras) - {"dev"}
