@@ -1,11 +1,12 @@
 """TRL ``GRPOTrainer`` training on the CPU with the R-Zero solver reward (zero_torch).
 
 The policy is a tiny randomly initialised GPT-2 (built from a config) with a
-word-level tokenizer built in-process, so nothing is downloaded.  The words can
-spell boxed answers and small numbers (``\\boxed{ 4 }`` decodes to
-``\\boxed{ 4 }``, whose answer is ``4``).  Each prompt is sampled ``G`` times; the
-reward of a completion is 1 when its boxed answer equals the majority answer of
-its own group (R-Zero's pseudo-label, voted online), else 0, computed by
+word-level tokenizer built in-process, so nothing is downloaded.  The words are
+those of ``examples/tunix_grpo.py``: one per boxed answer ``\\boxed{1}`` ..
+``\\boxed{9}``, the digits and the words of the prompts ``what is a + b ?``.  Each
+prompt is sampled ``G`` times; the reward of a completion is 1 when its last boxed
+answer equals the majority answer of its own group (R-Zero's pseudo-label, voted
+online), else 0, computed by
 ``zero_stacks.trl.solver_reward``.  TRL computes the advantages itself; every step
 checks that ``zero_torch.group_advantages`` with ``ADVANTAGE_PRESETS["trl"]``
 (``zero_stacks.trl.group_advantages``) reproduces them.
@@ -240,11 +241,19 @@ def plot(result: dict[str, Any], path: str, window: int = 10) -> None:
     if r.size >= window:
         ma = np.convolve(r, np.ones(window) / window, mode="valid")
         ax.plot(np.arange(window, r.size + 1), ma, lw=2, label=f"{window}-step average")
+        acc = np.convolve(result["accuracy"], np.ones(window) / window, mode="valid")
+        ax.plot(
+            np.arange(window, r.size + 1),
+            acc,
+            lw=1.5,
+            ls="--",
+            label="accuracy (true sum; not rewarded), average",
+        )
     ax.set_xlabel("GRPO step")
-    ax.set_ylabel("solver reward")
+    ax.set_ylabel("reward / accuracy")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"{result['stack']}: {result['reward']}", fontsize=8)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -1,11 +1,14 @@
 """Tunix ``GRPOLearner`` training on the CPU with the R-Zero solver reward (zero_jax).
 
 The policy is Tunix's own toy transformer (``tunix.tests.test_common``, shipped in
-the google-tunix wheel) over a word vocabulary that can spell boxed answers and
-small numbers (``\\boxed{ 4 }`` decodes to ``\\boxed{ 4 }``, whose answer is
-``4``).  Each prompt is sampled ``G`` times; the reward of a completion is 1 when
-its boxed answer equals the majority answer of its own group (R-Zero's
+the google-tunix wheel) over a word vocabulary that spells boxed answers and small
+numbers: one word per boxed answer ``\\boxed{1}`` .. ``\\boxed{9}``, the digits and
+the words of the prompts ``what is a + b ?``.  (With ``\\boxed{`` and ``}`` as
+separate words a random policy almost never closes a box and the reward never
+fires.)  Each prompt is sampled ``G`` times; the reward of a completion is 1 when
+its last boxed answer equals the majority answer of its own group (R-Zero's
 pseudo-label, voted online), else 0, computed by ``zero_stacks.tunix.solver_reward``.
+``accuracy`` (the answer is the true sum) is recorded as a diagnostic only.
 Advantages come from ``zero_jax.group_advantages``, registered in Tunix's
 advantage-estimator registry as ``"zero_rewards_grpo"``; each step also records
 how far they are from Tunix's own ``"grpo"`` estimator on groups where that one is
@@ -229,11 +232,19 @@ def plot(result: dict[str, Any], path: str, window: int = 10) -> None:
     if r.size >= window:
         ma = np.convolve(r, np.ones(window) / window, mode="valid")
         ax.plot(np.arange(window, r.size + 1), ma, lw=2, label=f"{window}-step average")
+        acc = np.convolve(result["accuracy"], np.ones(window) / window, mode="valid")
+        ax.plot(
+            np.arange(window, r.size + 1),
+            acc,
+            lw=1.5,
+            ls="--",
+            label="accuracy (true sum; not rewarded), average",
+        )
     ax.set_xlabel("GRPO step")
-    ax.set_ylabel("solver reward (agrees with group majority)")
+    ax.set_ylabel("reward / accuracy")
     ax.set_ylim(-0.02, 1.02)
     ax.set_title(f"{result['stack']}: {result['reward']}", fontsize=8)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
