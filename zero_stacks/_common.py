@@ -261,10 +261,9 @@ def _check_unit(name: str, value: object) -> float:
 
 
 def _check_options(unparseable: str, equivalence: object) -> None:
-    if unparseable not in ("distinct", "bucket"):
-        raise ValueError(f'unparseable must be "distinct" or "bucket", got {unparseable!r}')
-    if not (equivalence in ("exact", "math") or callable(equivalence)):
-        raise ValueError(f'equivalence must be "exact", "math" or a callable, got {equivalence!r}')
+    """Let zero_text reject a bad ``unparseable`` / ``equivalence`` at factory time
+    (with its own messages, so policies added there work here unchanged)."""
+    zero_text.group_answers([["\\boxed{0}"]], unparseable=unparseable, equivalence=equivalence)
 
 
 def _flat(values: np.ndarray) -> list[float]:
@@ -292,7 +291,7 @@ def solver_arrays(
     *,
     labels_column: str | None,
     consistency_column: str | None,
-    unparseable: Literal["distinct", "bucket"],
+    unparseable: str,
     equivalence: Equivalence,
     format: FormatCheck | None,
 ) -> SolverArrays:
@@ -374,7 +373,7 @@ def solver_reward(
     *,
     labels_column: str | None = None,
     consistency_column: str | None = None,
-    unparseable: Literal["distinct", "bucket"] = "distinct",
+    unparseable: str = "distinct",
     equivalence: Equivalence = "exact",
     band: bool = False,
     low: float = 0.25,
@@ -482,7 +481,7 @@ def challenger_reward(
     num_samples: int = 10,
     strength: float = 1.0,
     threshold: float = 0.5,
-    unparseable: Literal["distinct", "bucket"] = "distinct",
+    unparseable: str = "distinct",
     equivalence: Equivalence = "exact",
 ) -> RewardFn:
     """The R-Zero challenger reward as a stack reward function.
