@@ -260,7 +260,7 @@ def _check_unit(name: str, value: object) -> float:
     return float(value)
 
 
-def _check_options(unparseable: str, equivalence: object) -> None:
+def _check_options(unparseable: Any, equivalence: Any) -> None:
     """Let zero_text reject a bad ``unparseable`` / ``equivalence`` at factory time
     (with its own messages, so policies added there work here unchanged)."""
     zero_text.group_answers([["\\boxed{0}"]], unparseable=unparseable, equivalence=equivalence)
@@ -291,7 +291,7 @@ def solver_arrays(
     *,
     labels_column: str | None,
     consistency_column: str | None,
-    unparseable: str,
+    unparseable: Any,
     equivalence: Equivalence,
     format: FormatCheck | None,
 ) -> SolverArrays:
@@ -360,6 +360,8 @@ def solver_scores(
         consistency = arrays.consistency
         scores = backend.run("pseudo_rewards", ids, arrays.labels)
         if alpha is not None:
+            if arrays.format_valid is None:
+                raise ValueError("alpha needs format_valid (the format flags)")
             scores = alpha * scores + (1 - alpha) * arrays.format_valid.astype(scores.dtype)
     if band:
         keep = backend.run("curriculum_mask", np.asarray(consistency), low, high)
@@ -373,7 +375,7 @@ def solver_reward(
     *,
     labels_column: str | None = None,
     consistency_column: str | None = None,
-    unparseable: str = "distinct",
+    unparseable: Any = "distinct",
     equivalence: Equivalence = "exact",
     band: bool = False,
     low: float = 0.25,
@@ -481,7 +483,7 @@ def challenger_reward(
     num_samples: int = 10,
     strength: float = 1.0,
     threshold: float = 0.5,
-    unparseable: str = "distinct",
+    unparseable: Any = "distinct",
     equivalence: Equivalence = "exact",
 ) -> RewardFn:
     """The R-Zero challenger reward as a stack reward function.
