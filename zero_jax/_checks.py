@@ -119,7 +119,7 @@ def _kind(name: str, x: jax.Array, kind: str) -> None:
         raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
 
 
-def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
+def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
     """Validate the array arguments of ``contract`` (in signature order).
 
     Checks kind, rank, non-empty axes and that shared shape symbols agree; returns
@@ -166,7 +166,12 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _bind(name: str, symbols: tuple[str, ...], shape: tuple[int, ...], bound: dict) -> None:
+def _bind(
+    name: str,
+    symbols: tuple[str, ...],
+    shape: tuple[int, ...],
+    bound: dict[str, tuple[int, str, tuple[int, ...]]],
+) -> None:
     """Record each shape symbol's size; raise when it disagrees with an earlier argument."""
     for symbol, size in zip(symbols, shape, strict=True):
         if symbol not in bound:
@@ -311,7 +316,7 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
         elif arg.value == "nonneg":
             ok = _nonneg(x)
         else:  # ids in [0, bound)
-            bound = named.get(arg.bound)
+            bound = named.get(arg.bound) if arg.bound else None
             if bound is None:
                 continue
             ok = _nonneg(x) & _below(x, bound)
@@ -327,7 +332,7 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
         elif arg.value == "nonneg":
             text = msg.NONNEG.format(name=arg.name)
         else:
-            text = msg.IDS.format(name=arg.name, bound=arg.bound, count=named[arg.bound])
+            text = msg.IDS.format(name=arg.name, bound=arg.bound, count=bound)
         _check(ok, text)
     ordered = spec.extra.get("ordered", ())
     for h in spec.hypers:

@@ -26,7 +26,7 @@ def load_example_batch() -> dict[str, Any]:
     """
     path = resources.files("zero_text").joinpath("fixtures", "example_batch.json")
     with path.open("r", encoding="utf-8") as handle:
-        data = json.load(handle)
+        data: dict[str, Any] = json.load(handle)
     outputs = data["challenger_outputs"]
     replies = data["solver_replies"]
     if len(outputs) != len(replies) or any(len(row) != len(replies[0]) for row in replies):

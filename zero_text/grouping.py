@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -20,7 +20,7 @@ _MATH_EXTRA_HINT = (
 )
 
 
-def _load_math_verify():
+def _load_math_verify() -> tuple[Callable[..., Any], Callable[..., Any], type[Exception]]:
     try:
         import math_verify
         from math_verify.errors import TimeoutException
@@ -43,11 +43,11 @@ class _MathChecker:
 
     def __init__(self) -> None:
         self._parse, self._verify, self._timeout_exc = _load_math_verify()
-        self._cache: dict[str, list] = {}
+        self._cache: dict[str, list[Any]] = {}
         in_main = threading.current_thread() is threading.main_thread()
         self._timeout = 5 if in_main else None
 
-    def _parsed(self, answer: str) -> list:
+    def _parsed(self, answer: str) -> list[Any]:
         if answer not in self._cache:
             try:
                 value = self._parse("\\boxed{" + answer + "}", parsing_timeout=self._timeout)

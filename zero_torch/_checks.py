@@ -38,7 +38,7 @@ def _kind(name: str, x: torch.Tensor, kind: str) -> None:
         raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
 
 
-def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
+def arrays(contract: Contract | str, *values: Any) -> tuple[torch.Tensor, ...]:
     """Validate the tensor arguments of ``contract`` (in signature order).
 
     Checks type, kind, rank, non-empty axes, that shared shape symbols agree and
@@ -91,7 +91,12 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _bind(name: str, symbols: tuple[str, ...], shape: tuple[int, ...], bound: dict) -> None:
+def _bind(
+    name: str,
+    symbols: tuple[str, ...],
+    shape: tuple[int, ...],
+    bound: dict[str, tuple[int, str, tuple[int, ...]]],
+) -> None:
     for symbol, size in zip(symbols, shape, strict=True):
         if symbol not in bound:
             continue
@@ -227,9 +232,10 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
         elif arg.value == "finite":
             ok = torch.isfinite(x)
         elif arg.value == "nonneg":
-            ok = as_int64(x) >= 0 if x.dtype != torch.uint64 else torch.ones_like(x, dtype=bool)
+            uint64 = x.dtype == torch.uint64
+            ok = torch.ones_like(x, dtype=torch.bool) if uint64 else as_int64(x) >= 0
         else:
-            bound = named.get(arg.bound)
+            bound = named.get(arg.bound) if arg.bound else None
             if bound is None:
                 continue
             ids = as_int64(x)
@@ -248,7 +254,7 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
         elif arg.value == "nonneg":
             text = msg.NONNEG.format(name=arg.name)
         else:
-            text = msg.IDS.format(name=arg.name, bound=arg.bound, count=named[arg.bound])
+            text = msg.IDS.format(name=arg.name, bound=arg.bound, count=bound)
         require(ok, text)
 
 

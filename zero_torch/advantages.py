@@ -10,7 +10,9 @@ from zero_torch import _checks as _c
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
 
-def _moments(r: torch.Tensor, m: torch.Tensor, ddof: int, dim=-1):
+def _moments(
+    r: torch.Tensor, m: torch.Tensor, ddof: int, dim: int | tuple[int, ...] = -1
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     zero = torch.zeros((), dtype=r.dtype)
     n = m.sum(dim, keepdim=True).to(r.dtype)
     mean = torch.where(m, r, zero).sum(dim, keepdim=True) / n.clamp(min=1)

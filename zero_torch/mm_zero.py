@@ -55,4 +55,5 @@ def solver_rewards(
     ids = _c.as_int64(a)
     labels, _ = vote(ids, h["num_answers"], h["method"])
     agree = (ids == labels[:, None]).to(torch.float64)
-    return h["alpha"] * agree + complement_weight(h["alpha"]) * v.to(torch.float64)
+    alpha = h["alpha"]
+    return alpha * agree + complement_weight(alpha) * v.to(torch.float64)

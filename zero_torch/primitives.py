@@ -53,7 +53,7 @@ def sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
     if num_clusters is not None:
         return torch.bincount(ids, minlength=num_clusters)[ids]
     _, inverse, counts = torch.unique(ids, return_inverse=True, return_counts=True)
-    return counts[inverse]
+    return counts[inverse]  # type: ignore[no-any-return]  # torch.unique is untyped
 
 
 @torch.no_grad()
