@@ -14,11 +14,13 @@ from zero_contracts import messages
 from zero_contracts._version import __version__ as __version__
 from zero_contracts.constants import (
     ADVANTAGE_PRESETS,
+    MAX_TABLE,
     SCALES,
     SINGLETONS,
     VOTE_METHODS,
     choose_vote_method,
     complement_weight,
+    vote_alphabet,
 )
 from zero_contracts.spec import (
     CONTRACTS,
@@ -33,6 +35,7 @@ from zero_contracts.spec import (
 __all__ = [
     "ADVANTAGE_PRESETS",
     "CONTRACTS",
+    "MAX_TABLE",
     "PAPERS",
     "SCALES",
     "SINGLETONS",
@@ -45,4 +48,5 @@ __all__ = [
     "complement_weight",
     "messages",
     "public_names",
+    "vote_alphabet",
 ]

@@ -10,9 +10,17 @@ __all__ = [
     "SCALES",
     "SINGLETONS",
     "VOTE_METHODS",
+    "MAX_TABLE",
     "choose_vote_method",
     "complement_weight",
+    "vote_alphabet",
 ]
+
+#: The most entries a counting vote (``"one_hot"`` / ``"segment_sum"``) may allocate
+#: for its ``[B, num_answers]`` table (2**28 int32 counts are 1 GiB); beyond it both
+#: twins raise and point to ``method="pairwise"``, whose cost does not depend on
+#: ``num_answers``.  Also the largest ``num_clusters``.
+MAX_TABLE = 2**28
 
 #: Voting methods of ``consensus`` / ``solver_rewards`` / ``majority_vote``.
 VOTE_METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
@@ -52,6 +60,11 @@ def choose_vote_method(method: str, num_answers: int, k: int) -> str:
     if method != "auto":
         return method
     return "one_hot" if num_answers < k else "pairwise"
+
+
+def vote_alphabet(num_answers: int, id_max: int) -> int:
+    """Columns of a counting table: valid ids lie in ``[0, min(num_answers, id_max + 1))``."""
+    return min(num_answers, id_max + 1)
 
 
 def complement_weight(alpha: float) -> float:

@@ -53,6 +53,7 @@ BAND_ORDER = "need 0 <= low <= high <= 1, got low={low!r} > high={high!r}"
 BAND_TRACED = "need 0 <= low <= high <= 1"
 TRACED_RANGE = "{name} must be {expected}"
 TABLE_TOO_LARGE = (
-    "method={method!r} counts into a [B, num_answers] table of {size} entries, more "
-    "than {dtype} can index: use method='pairwise'{hint}"
+    "method={method!r} counts into a [B, num_answers] table of {size} entries (more "
+    "than {limit}): use method='pairwise' (or 'auto'), whose cost does not depend on "
+    "num_answers"
 )

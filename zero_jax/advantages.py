@@ -22,7 +22,9 @@ from zero_jax.primitives import exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
 
-def _moments(r, m, ddof, axis=-1):
+def _moments(
+    r: jax.Array, m: jax.Array, ddof: int, axis: int | tuple[int, ...] = -1
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Masked mean and std over ``axis`` (std of fewer than ddof+1 is 0)."""
     n = jnp.sum(m, axis=axis, keepdims=True, dtype=r.dtype)
     mean = jnp.sum(jnp.where(m, r, 0), axis=axis, keepdims=True) / jnp.maximum(n, 1)
@@ -36,7 +38,7 @@ _COLUMNS_MAX = 16
 _COLUMNS_MIN_GROUPS = 1 << 18
 
 
-def _row_stats(r, m):
+def _row_stats(r: jax.Array, m: jax.Array) -> tuple[jax.Array, ...]:
     """Kept count, sum, max and min of each group in one variadic reduction."""
     acc = jnp.promote_types(r.dtype, jnp.float32)  # float16 sums accumulate in float32
     zero, inf = jnp.zeros((), acc), jnp.asarray(jnp.inf, acc)
@@ -50,7 +52,16 @@ def _row_stats(r, m):
     return tuple(v[..., None] for v in (n, total, hi, lo))
 
 
-def _conventions(n, mean, std, hi, lo, scale, ddof, singleton):
+def _conventions(
+    n: jax.Array,
+    mean: jax.Array,
+    std: jax.Array,
+    hi: jax.Array,
+    lo: jax.Array,
+    scale: str,
+    ddof: int,
+    singleton: str,
+) -> tuple[jax.Array, jax.Array, jax.Array]:
     """The degenerate-group rules shared by both kernels: the singleton rule applied
     to ``(mean, std)``, and which groups get exactly 0."""
     single = n == 1
@@ -66,7 +77,9 @@ def _conventions(n, mean, std, hi, lo, scale, ddof, singleton):
 
 
 @functools.partial(jax.jit, static_argnames=("scale", "ddof", "singleton"))
-def _advantages(r, m, eps, scale, ddof, singleton):
+def _advantages(
+    r: jax.Array, m: jax.Array, eps: float | jax.Array, scale: str, ddof: int, singleton: str
+) -> jax.Array:
     _c.data_checks("group_advantages", rewards=r, mask=m, eps=eps)
     out = r.dtype
     # Counts, sums and stds of half-precision rewards run in float32: a batch of
@@ -134,10 +147,12 @@ def group_advantages(
     h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)
     if m is None:
         m = jnp.ones(r.shape, bool)
-    return _advantages(r, m, eps, h["scale"], h["ddof"], h["singleton"])
+    return _advantages(r, m, eps, h["scale"], h["ddof"], h["singleton"])  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
-def _column_advantages(r, m, eps, scale, ddof, singleton):
+def _column_advantages(
+    r: jax.Array, m: jax.Array, eps: jax.Array, scale: str, ddof: int, singleton: str
+) -> jax.Array:
     """The same formulas as ``_advantages`` on the group's columns, one ``[G]`` vector
     each: every statistic is then elementwise over groups, XLA fuses the whole
     computation into a few loops, and dividing by the per-group scale is an exact
@@ -147,7 +162,7 @@ def _column_advantages(r, m, eps, scale, ddof, singleton):
     keep = [m[..., j] for j in range(size)]
     zero_f = jnp.zeros((), r.dtype)
 
-    def total(xs):
+    def total(xs: list[jax.Array]) -> jax.Array:
         out = xs[0]
         for x in xs[1:]:
             out = out + x
@@ -158,7 +173,8 @@ def _column_advantages(r, m, eps, scale, ddof, singleton):
     mean = mean / jnp.maximum(n, 1)
     sq = total([jnp.where(k, (c - mean) ** 2, zero_f) for c, k in zip(cols, keep, strict=True)])
     std = jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
-    hi = lo = None
+    hi: Any = None  # the running max / min over the columns (Arrays after the loop)
+    lo: Any = None
     for c, k in zip(cols, keep, strict=True):
         h, low = jnp.where(k, c, -jnp.inf), jnp.where(k, c, jnp.inf)
         hi = h if hi is None else jnp.maximum(hi, h)

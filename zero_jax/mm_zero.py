@@ -22,7 +22,9 @@ __all__ = ["coder_rewards", "solver_rewards"]
 
 
 @jax.jit
-def _coder(executed, easy, c, syntax_error):
+def _coder(
+    executed: jax.Array, easy: jax.Array, c: jax.Array, syntax_error: jax.Array
+) -> jax.Array:
     _c.data_checks("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
     out = jnp.result_type(easy, c)
     dtype = _c.compute_dtype(out)
@@ -59,11 +61,18 @@ def coder_rewards(
     [2.3, -0.15]
     """
     e, s, c, x = _c.arrays("coder_rewards", executed, easy_accuracy, consistency, syntax_error)
-    return _coder(e, s, c, x)
+    return _coder(e, s, c, x)  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
 @functools.partial(jax.jit, static_argnames=("num_answers", "method"))
-def _solver(answers, format_valid, alpha, beta, num_answers, method):
+def _solver(
+    answers: jax.Array,
+    format_valid: jax.Array,
+    alpha: float | jax.Array,
+    beta: float | jax.Array | None,
+    num_answers: int,
+    method: str,
+) -> jax.Array:
     _c.data_checks("solver_rewards", answers=answers, num_answers=num_answers, alpha=alpha)
     dtype = _c.float_dtype()
     alpha = jnp.asarray(alpha, dtype)
@@ -107,4 +116,4 @@ def solver_rewards(
     a, v = _c.arrays("solver_rewards", answers, format_valid)
     h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
     beta = None if h["alpha"] is None else complement_weight(h["alpha"])
-    return _solver(a, v, alpha, beta, h["num_answers"], h["method"])
+    return _solver(a, v, alpha, beta, h["num_answers"], h["method"])  # type: ignore[no-any-return]  # jax.jit returns Any

@@ -20,7 +20,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import NamedSharding, PartitionSpec, reshard
 
-from zero_contracts import VOTE_METHODS, choose_vote_method
+from zero_contracts import MAX_TABLE, VOTE_METHODS, choose_vote_method, vote_alphabet
 from zero_contracts import messages as msg
 from zero_jax import _checks as _c
 
@@ -75,16 +75,12 @@ def _vote_by_key(same_counts, ids, dtype, shift, axis):
     return low - (best & low), (best >> shift).astype(jnp.int32)
 
 
-def index_dtype(limit: int, what: str, method: str) -> Any:
-    """int32 if every index below ``limit`` fits it, else int64 (x64), else raise."""
-    if limit <= 2**31 - 1:
-        return jnp.int32
-    if _c.int_dtype() == np.int64 and limit <= 2**63 - 1:
-        return jnp.int64
-    hint = "" if _c.int_dtype() == np.int64 else " or enable x64"
-    raise ValueError(
-        msg.TABLE_TOO_LARGE.format(method=method, size=limit, dtype=_c.int_dtype().name, hint=hint)
-    )
+def table_guard(method: str, rows: int, alphabet: int) -> None:
+    """Raise (at trace time) before a counting vote allocates an absurd table."""
+    if rows * alphabet > MAX_TABLE:
+        raise ValueError(
+            msg.TABLE_TOO_LARGE.format(method=method, size=rows * alphabet, limit=MAX_TABLE)
+        )
 
 
 def vote(answers: jax.Array, num_answers: int, method: str = "auto") -> tuple[jax.Array, jax.Array]:
@@ -113,30 +109,30 @@ def vote(answers: jax.Array, num_answers: int, method: str = "auto") -> tuple[ja
         big = jnp.asarray(np.iinfo(answers.dtype).max, answers.dtype)
         labels = jnp.min(jnp.where(counts == top[..., None], answers, big), axis=-1)
         return labels, top
-    alphabet = min(num_answers, int(np.iinfo(answers.dtype).max) + 1)
+    alphabet = vote_alphabet(num_answers, int(np.iinfo(answers.dtype).max))
+    if method not in VOTE_METHODS:
+        raise ValueError(msg.CHOICE.format(name="method", allowed=VOTE_METHODS, value=method))
+    table_guard(method, int(np.prod(answers.shape[:-1])), alphabet)
     if method == "one_hot":
-        idx = index_dtype(alphabet, "num_answers", method)
-        ids = jnp.arange(alphabet, dtype=idx)
-        table = jnp.sum(answers.astype(idx)[..., :, None] == ids, axis=-2, dtype=jnp.int32)
+        ids = jnp.arange(alphabet, dtype=jnp.int32)
+        table = jnp.sum(answers.astype(jnp.int32)[..., :, None] == ids, axis=-2, dtype=jnp.int32)
         if packed is not None:
             labels, top = _vote_by_key(table, ids, *packed, axis=-1)
             return labels.astype(answers.dtype), top
-    elif method == "segment_sum":
-        table = _segment_counts(answers, alphabet, method)
     else:
-        raise ValueError(msg.CHOICE.format(name="method", allowed=VOTE_METHODS, value=method))
+        table = _segment_counts(answers, alphabet)
     # argmax returns the first maximum: the smallest id among tied answers.
     return jnp.argmax(table, axis=-1).astype(answers.dtype), jnp.max(table, axis=-1)
 
 
-def _segment_counts(answers: jax.Array, alphabet: int, method: str) -> jax.Array:
+def _segment_counts(answers: jax.Array, alphabet: int) -> jax.Array:
     """``[B, alphabet]`` counts: one ``segment_sum`` per row, vectorised over rows.
 
     Each row's ids index its own ``alphabet`` segments, so no row offset (and no
     ``B * alphabet`` index) is ever formed, and a batch sharded over an explicit
     mesh is counted shard by shard with the table sharded like the answers.
     """
-    idx = answers.astype(index_dtype(alphabet, "num_answers", method))
+    idx = answers.astype(jnp.int32)  # alphabet <= MAX_TABLE: every valid id fits
     ones = jnp.ones(idx.shape[-1:], jnp.int32)
 
     def count_row(row: jax.Array) -> jax.Array:
@@ -203,7 +199,13 @@ def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
     """The counting kernel behind :func:`cluster_sizes` (no validation, traceable)."""
     ids, sharding = _gather(ids)
     if num_clusters is not None:
-        idx = ids.astype(index_dtype(num_clusters, "num_clusters", "num_clusters"))
+        if num_clusters > MAX_TABLE:
+            raise ValueError(
+                msg.OUT_OF_RANGE.format(
+                    name="num_clusters", expected=f"<= {MAX_TABLE}", value=num_clusters
+                )
+            )
+        idx = ids.astype(jnp.int32)
         counts = jnp.zeros((num_clusters,), jnp.int32).at[idx].add(1, mode="drop")
         out = counts.at[idx].get(mode="fill", fill_value=0)
     elif ids.shape[-1] <= _PAIRWISE_MAX:

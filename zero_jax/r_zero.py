@@ -34,7 +34,7 @@ def _triangle(p: jax.Array) -> jax.Array:
 
 
 @jax.jit
-def _uncertainty(p):
+def _uncertainty(p: jax.Array) -> jax.Array:
     _c.data_checks("uncertainty_reward", consistency=p)
     x = p.astype(_c.compute_dtype(p.dtype))
     return lax.stop_gradient(_triangle(x).astype(p.dtype))
@@ -57,11 +57,17 @@ def uncertainty_reward(consistency: Any) -> jax.Array:
     [1.0, 0.5, 0.0]
     """
     (p,) = _c.arrays("uncertainty_reward", consistency)
-    return _uncertainty(p)
+    return _uncertainty(p)  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
 @functools.partial(jax.jit, static_argnames=("num_clusters",))
-def _challenger(p, clusters, valid, strength, num_clusters):
+def _challenger(
+    p: jax.Array,
+    clusters: jax.Array,
+    valid: jax.Array,
+    strength: float | jax.Array,
+    num_clusters: int | None,
+) -> jax.Array:
     _c.data_checks(
         "challenger_rewards",
         consistency=p,
@@ -110,11 +116,11 @@ def challenger_rewards(
     """
     p, c, v = _c.arrays("challenger_rewards", consistency, clusters, valid)
     h = _c.hypers("challenger_rewards", strength=strength, num_clusters=num_clusters)
-    return _challenger(p, c, v, strength, h["num_clusters"])
+    return _challenger(p, c, v, strength, h["num_clusters"])  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
 @functools.partial(jax.jit, static_argnames=("num_answers", "method"))
-def _consensus(answers, num_answers, method):
+def _consensus(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
     _c.data_checks("consensus", answers=answers, num_answers=num_answers)
     labels, top = vote(answers, num_answers, method)
     consistency = exact_div(top.astype(_c.float_dtype()), answers.shape[-1])
@@ -151,11 +157,11 @@ def consensus(
     (a,) = _c.arrays("consensus", answers)
     h = _c.hypers("consensus", num_answers=num_answers, method=method)
     _c.label_range("num_answers", a, h["num_answers"])
-    return _consensus(a, h["num_answers"], h["method"])
+    return _consensus(a, h["num_answers"], h["method"])  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
 @jax.jit
-def _band(p, low, high):
+def _band(p: jax.Array, low: float | jax.Array, high: float | jax.Array) -> jax.Array:
     _c.data_checks("curriculum_mask", consistency=p, low=low, high=high)
     return (p >= jnp.asarray(low, p.dtype)) & (p <= jnp.asarray(high, p.dtype))
 
@@ -177,11 +183,11 @@ def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> 
     """
     (p,) = _c.arrays("curriculum_mask", consistency)
     _c.hypers("curriculum_mask", low=low, high=high)
-    return _band(p, low, high)
+    return _band(p, low, high)  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
 @jax.jit
-def _pseudo(answers, labels):
+def _pseudo(answers: jax.Array, labels: jax.Array) -> jax.Array:
     return ids_equal(answers, labels[..., None]).astype(_c.float_dtype())
 
 
@@ -204,4 +210,4 @@ def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:
     [[1.0, 0.0, 1.0]]
     """
     a, y = _c.arrays("pseudo_rewards", answers, labels)
-    return _pseudo(a, y)
+    return _pseudo(a, y)  # type: ignore[no-any-return]  # jax.jit returns Any

@@ -188,6 +188,11 @@ def as_int64(x: torch.Tensor) -> torch.Tensor:
     return x.to(torch.int64)
 
 
+def id_max(x: torch.Tensor) -> int:
+    """The largest value of an integer tensor's dtype."""
+    return int(torch.iinfo(x.dtype).max)
+
+
 def ids_equal(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Exact ``a == b`` for integer tensors of any two dtypes (broadcasting)."""
     eq = as_int64(a) == as_int64(b)

@@ -53,7 +53,7 @@ def solver_rewards(
     h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
     _c.data_checks("solver_rewards", answers=a, num_answers=h["num_answers"])
     ids = _c.as_int64(a)
-    labels, _ = vote(ids, h["num_answers"], h["method"])
+    labels, _ = vote(ids, h["num_answers"], h["method"], _c.id_max(a))
     agree = (ids == labels[:, None]).to(torch.float64)
     alpha = h["alpha"]
     return alpha * agree + complement_weight(alpha) * v.to(torch.float64)

@@ -7,14 +7,21 @@ from typing import Any
 
 import torch
 
-from zero_contracts import VOTE_METHODS, choose_vote_method
+from zero_contracts import MAX_TABLE, VOTE_METHODS, choose_vote_method, vote_alphabet
+from zero_contracts import messages as msg
 from zero_torch import _checks as _c
 
 __all__ = ["VOTE_METHODS", "choose_vote_method", "cluster_sizes", "majority_vote", "masked_mean"]
 
 
-def vote(answers: torch.Tensor, num_answers: int, method: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """Majority id of each row of validated int64 ids ``[B, K]`` and its count."""
+def vote(
+    answers: torch.Tensor, num_answers: int, method: str, id_max: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Majority id of each row of validated int64 ids ``[B, K]`` and its count.
+
+    ``id_max`` is the largest value of the ids' original dtype (valid ids lie in
+    ``[0, min(num_answers, id_max + 1))``, the columns of a counting table).
+    """
     method = choose_vote_method(method, num_answers, answers.shape[1])
     if method == "pairwise":
         counts = (answers[:, :, None] == answers[:, None, :]).sum(-1)
@@ -22,8 +29,12 @@ def vote(answers: torch.Tensor, num_answers: int, method: str) -> tuple[torch.Te
         big = torch.iinfo(answers.dtype).max
         tied = torch.where(counts == top[:, None], answers, torch.full_like(answers, big))
         return tied.min(dim=1).values, top
-    # "one_hot" and "segment_sum" both count into a [B, num_answers] table.
-    table = torch.zeros(answers.shape[0], num_answers, dtype=torch.int64, device=answers.device)
+    # "one_hot" and "segment_sum" both count into a [B, alphabet] table.
+    alphabet = vote_alphabet(num_answers, id_max)
+    size = answers.shape[0] * alphabet
+    if size > MAX_TABLE:
+        raise ValueError(msg.TABLE_TOO_LARGE.format(method=method, size=size, limit=MAX_TABLE))
+    table = torch.zeros(answers.shape[0], alphabet, dtype=torch.int64, device=answers.device)
     table.scatter_add_(1, answers, torch.ones_like(answers))
     top = table.max(dim=1).values
     # argmax returns the first maximum, i.e. the smallest tied id.
@@ -41,7 +52,7 @@ def majority_vote(
     (a,) = _c.arrays("majority_vote", answers)
     h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
     _c.data_checks("majority_vote", answers=a, num_answers=h["num_answers"])
-    labels, top = vote(_c.as_int64(a), h["num_answers"], h["method"])
+    labels, top = vote(_c.as_int64(a), h["num_answers"], h["method"], _c.id_max(a))
     if a.dtype == torch.uint64:
         return labels.view(torch.uint64), top
     return labels.to(a.dtype), top
@@ -51,6 +62,12 @@ def sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
     """Cluster sizes of validated integer ids (any dtype), int64 ``[B]``."""
     ids = _c.as_int64(ids)
     if num_clusters is not None:
+        if num_clusters > MAX_TABLE:
+            raise ValueError(
+                msg.OUT_OF_RANGE.format(
+                    name="num_clusters", expected=f"<= {MAX_TABLE}", value=num_clusters
+                )
+            )
         return torch.bincount(ids, minlength=num_clusters)[ids]
     _, inverse, counts = torch.unique(ids, return_inverse=True, return_counts=True)
     return counts[inverse]  # type: ignore[no-any-return]  # torch.unique is untyped

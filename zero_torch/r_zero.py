@@ -62,7 +62,7 @@ def consensus(
     h = _c.hypers("consensus", num_answers=num_answers, method=method)
     _c.label_range("num_answers", a, h["num_answers"])
     _c.data_checks("consensus", answers=a, num_answers=h["num_answers"])
-    labels, top = vote(_c.as_int64(a), h["num_answers"], h["method"])
+    labels, top = vote(_c.as_int64(a), h["num_answers"], h["method"], _c.id_max(a))
     return labels, top.to(torch.float64) / a.shape[1]
 
 
