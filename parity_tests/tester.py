@@ -34,6 +34,9 @@ from . import matrix_oracle as oracle
 ID_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 BATCHES = (1, 128, 129, 4096, 65537)
+#: Internal thresholds of single functions: group_advantages switches to its
+#: column kernel at 2**18 groups of at most 16 samples.
+EXTRA_BATCHES = {"group_advantages": (2**18 - 1, 2**18)}
 PATTERNS = ("near_limits", "negative", "sparse", "all_equal", "all_distinct", "dense")
 METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
 TRANSFORMS = ("eager", "jit", "vmap")
@@ -236,7 +239,7 @@ def build_coder_rewards(rng, cfg: Config) -> Inputs:
 
 
 def build_group_advantages(rng, cfg: Config) -> Inputs:
-    n = int(rng.choice([1, 2, 8]))
+    n = int(rng.choice([1, 2, 8])) if cfg.batch < 2**18 - 1 else 8
     dt = np_dtype(_fl(cfg))
     g = cfg.batch
     kind = rng.integers(0, 3, size=(g, 1))
@@ -276,7 +279,7 @@ def axes(contract: Contract) -> dict[str, tuple[Any, ...]]:
     kinds = {a.kind for a in contract.args}
     out: dict[str, tuple[Any, ...]] = {
         "x64": (True, False),
-        "batch": BATCHES,
+        "batch": BATCHES + EXTRA_BATCHES.get(contract.name, ()),
         "transform": TRANSFORMS,
     }
     if "float" in kinds or "real" in kinds:
@@ -307,7 +310,7 @@ def configs(name: str, thorough: bool = False, per_value: int = 1) -> list[Confi
         for value in ax[key]:
             for _ in range(per_value):
                 choice = {k: rnd.choice(ax[k]) for k in keys}
-                if choice["batch"] == 65537 and key != "batch":
+                if choice["batch"] >= 65537 and key != "batch":
                     choice["batch"] = rnd.choice((1, 128, 129, 4096))
                 choice[key] = value
                 out.append(Config(**choice, seed=len(out)))
