@@ -531,6 +531,36 @@ def test_group_answers_unparseable_policies():
     assert ids.tolist() == [[0, 0]] and num == 1
 
 
+def test_boxed_none_is_an_answer_except_under_r_zero():
+    # decision: a reply that boxes the word None is an ordinary answer, distinct from a
+    # reply with no box; only the R-Zero policy merges them, as its extractor does
+    row = [box("None"), "no box at all", box("None"), box("7"), r"\boxed{unclosed"]
+    ids, _ = zt.group_answers([row])
+    assert ids.tolist() == [[0, 1, 0, 2, 3]]
+    ids, _ = zt.group_answers([row], unparseable="bucket")
+    assert ids.tolist() == [[0, 1, 0, 2, 1]]
+    ids, _ = zt.group_answers([row], unparseable="r_zero")
+    assert ids.tolist() == [[0, 0, 0, 1, 0]]  # "None" wins the published vote 4 / 5
+
+
+def test_group_answers_r_zero_policy_issue_example():
+    # [\boxed{}, no box, \boxed{3}, \boxed{3}, \boxed{5}, \boxed{6}]: R-Zero skips the
+    # empty box in the count but keeps it in the denominator: label "3", p = 2 / 6
+    row = [box(""), "no box", box("3"), box("3"), box("5"), box("6")]
+    ids, num = zt.group_answers([row], unparseable="r_zero")
+    assert ids.tolist() == [[4, 0, 1, 1, 2, 3]] and num == 5
+    # the empty box comes last, so it loses every tie: with [\boxed{}, \boxed{3}] the
+    # first real answer wins at p = 1 / 2, as published
+    ids, _ = zt.group_answers([[box(""), box("3")]], unparseable="r_zero")
+    assert ids.tolist() == [[1, 0]]
+    # bucket gives the other published-looking answer, 'None' (ids 0 = unparseable)
+    ids, _ = zt.group_answers([row], unparseable="bucket")
+    assert ids.tolist() == [[0, 0, 1, 1, 2, 3]]
+    # documented limit: all K empty -> R-Zero has no label and p = 0; ids give 1 / K
+    ids, num = zt.group_answers([[box(""), r"\boxed{ }"]], unparseable="r_zero")
+    assert ids.tolist() == [[0, 1]] and num == 2
+
+
 def test_group_answers_callable_equivalence():
     calls = []
 
@@ -617,16 +647,19 @@ def test_r_zero_solver_format():
         r"<think>reason</think> so \boxed{4}",
         "<think>a\nb</think>\n\\boxed{x} and some trailing text",
         r"<think></think>\boxed{}",
+        # the published rule deletes whitespace around "<", ">" and "/" first
+        r" <think>leading space</think>\boxed{4}",
+        r"< think >spaced tags</ think > \boxed{4}",
     ]
     bad = [
         r"<think>no close tag \boxed{4}",
-        r" <think>leading space</think>\boxed{4}",
+        r"x <think>text before</think>\boxed{4}",
         r"\boxed{4}<think>order</think>",
         r"<think>ok</think> no box",
         r"<think>ok</think> \boxed{4",
         "",
     ]
-    assert zt.r_zero_solver_format_ok(good).tolist() == [True] * 3
+    assert zt.r_zero_solver_format_ok(good).tolist() == [True] * len(good)
     assert zt.r_zero_solver_format_ok(bad).tolist() == [False] * len(bad)
 
 
@@ -672,6 +705,24 @@ def test_g_zero_proposer_format():
         "<question></question><hint>h</hint>",
     ]
     assert zt.g_zero_proposer_format_ok(texts).tolist() == [True, True, False, False, False]
+    # echoes of the prompt template are rejected, as by G-Zero's parser
+    echoes = [
+        "<question>[Your question]</question><hint>use symmetry</hint>",
+        "<question>Q?</question><hint>[ your hint ]</hint>",
+        "<question>Q?</question><hint>your hint here</hint>",
+        "<question>YOUR PROBLEM\n HERE</question><hint>h</hint>",
+        "<question>[your answer]: 3</question><hint>h</hint>",
+    ]
+    assert zt.g_zero_proposer_format_ok(echoes).tolist() == [False] * 5
+    # whole words only, and "your answer here" is not in the published list; a real
+    # question that happens to contain "your question here" is rejected, as published
+    near = [
+        "<question>Q?</question><hint>your hints here</hint>",
+        "<question>[yours questions]</question><hint>h</hint>",
+        "<question>Q?</question><hint>your answer here</hint>",
+        "<question>Is your question here a prime?</question><hint>h</hint>",
+    ]
+    assert zt.g_zero_proposer_format_ok(near).tolist() == [True, True, True, False]
 
 
 # --------------------------------------------------------------------------- packaging

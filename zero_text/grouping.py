@@ -8,11 +8,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .answers import extract_boxed, normalize_answer
+from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
 __all__ = ["group_answers", "math_equivalent"]
 
 Equivalence = Literal["exact", "math"] | Callable[[str, str], bool]
+Unparseable = Literal["distinct", "bucket", "r_zero"]
+_POLICIES = ("distinct", "bucket", "r_zero")
 
 _MATH_EXTRA_HINT = (
     'equivalence="math" needs the math_verify package; install it with '
@@ -118,14 +120,15 @@ def _validate_replies(replies: object) -> list[list[str]]:
 def group_answers(
     replies: Sequence[Sequence[str]],
     *,
-    unparseable: Literal["distinct", "bucket"] = "distinct",
+    unparseable: Unparseable = "distinct",
     equivalence: Equivalence = "exact",
 ) -> tuple[np.ndarray, int]:
     """Assign each reply an answer id so that equal answers share an id.
 
     Every reply goes through :func:`zero_text.extract_boxed` and
     :func:`zero_text.normalize_answer`. A reply is *unparseable* when it has
-    no complete box or its box is empty after normalisation.
+    no complete box or its box is empty after normalisation (with
+    ``unparseable="r_zero"``, the published extractor and its rules instead).
 
     Ids are per row and follow first appearance: the first answer of a row is
     0, the next answer not equivalent to an earlier one is 1, and so on. A
@@ -139,10 +142,25 @@ def group_answers(
         unparseable: ``"distinct"`` (default) gives every unparseable reply a
             fresh id of its own, so it can never form a majority with
             anything. ``"bucket"`` puts all unparseable replies of a row under
-            one shared id, created at the first such reply like any answer;
-            this is the published R-Zero behaviour, where the missing-answer
-            placeholder string is counted as an answer and can even win the
-            vote.
+            one shared id, created at the first such reply like any answer, so
+            "no answer" can win the vote. A reply that boxes the word
+            ``None`` is an ordinary answer under both.
+            ``"r_zero"`` reproduces the vote of R-Zero's solver service
+            (``vllm_service_init/start_vllm_server.py``): answers are read with
+            the published extractor (mathruler's ``extract_boxed_content``:
+            last literal ``\\boxed{``, every brace counted, stripped; then
+            normalised as usual, but emptiness is judged before), which
+            returns the string ``"None"`` for a missing or unclosed box, so
+            those replies and a boxed ``None`` form one ordinary answer that
+            can win; an empty box is skipped by the count but stays in the
+            denominator, which here means ids after every real answer of its
+            row (each empty box its own id), so with ``consensus`` (smallest id
+            wins ties) it never wins and ``p = count / K`` as published. One
+            case is not reproducible with ids: when all K replies are empty
+            boxes R-Zero gives no label and ``p = 0``, while these ids
+            (``0 .. K-1``) give ``p = 1 / K``. The answer comparison is still
+            ``equivalence`` (R-Zero uses mathruler's ``grade_answer`` and also
+            merges any two answers that both contain ``"no "``).
         equivalence: how two normalised answers are compared.
             ``"exact"``: string equality. ``"math"``: string equality or
             ``math_verify`` equivalence in either direction (see
@@ -168,8 +186,10 @@ def group_answers(
             ``unparseable`` / ``equivalence`` name.
         ImportError: ``equivalence="math"`` without math_verify installed.
     """
-    if unparseable not in ("distinct", "bucket"):
-        raise ValueError(f'unparseable must be "distinct" or "bucket", got {unparseable!r}')
+    if unparseable not in _POLICIES:
+        raise ValueError(
+            f'unparseable must be "distinct", "bucket" or "r_zero", got {unparseable!r}'
+        )
     checker: Callable[[str, str], bool] | None
     if isinstance(equivalence, str):
         if equivalence == "exact":
@@ -195,11 +215,19 @@ def group_answers(
         representatives: list[str] = []  # index = id of a parsed-answer group
         rep_ids: list[int] = []
         bucket_id: int | None = None
+        skipped: list[int] = []  # r_zero: columns of empty boxes, numbered last
         next_id = 0
         for k, reply in enumerate(row):
-            boxed = extract_boxed(reply)
-            answer = normalize_answer(boxed) if boxed is not None else ""
-            if not answer:
+            if unparseable == "r_zero":
+                raw = _published_boxed_content(reply)
+                if not raw:
+                    skipped.append(k)
+                    continue
+                answer = normalize_answer(raw)
+            else:
+                boxed = extract_boxed(reply)
+                answer = normalize_answer(boxed) if boxed is not None else ""
+            if not answer and unparseable != "r_zero":
                 if unparseable == "bucket":
                     if bucket_id is None:
                         bucket_id = next_id
@@ -222,5 +250,8 @@ def group_answers(
                 rep_ids.append(found)
             exact_ids[answer] = found
             ids[b, k] = found
+        for k in skipped:
+            ids[b, k] = next_id
+            next_id += 1
         num_answers = max(num_answers, next_id)
     return ids, num_answers
