@@ -37,6 +37,11 @@ def group_advantages(
     ``r / (1 + eps)`` with ``singleton="raw"`` (verl); with group scaling a group
     of at most ``ddof`` samples gets 0.  Non-finite kept rewards raise ValueError.
     Detached, dtype of ``rewards`` (half precision computed in float32).
+
+    >>> import torch, zero_torch
+    >>> r = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    >>> zero_torch.group_advantages(r, eps=0.0).tolist()
+    [[0.7071067811865476, -0.7071067811865476], [0.0, 0.0]]
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
     h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)

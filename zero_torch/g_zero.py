@@ -19,6 +19,11 @@ def hint_delta(
     Differentiable in both log-prob tensors (masked positions get zero gradient);
     an all-masked row (or ``T = 0``) returns 0.  Output dtype: promoted dtype of
     the two inputs.
+
+    >>> import torch, zero_torch
+    >>> base = torch.tensor([[-1.0, -2.0, -9.0]]); hinted = torch.tensor([[-0.5, -1.0, 0.0]])
+    >>> zero_torch.hint_delta(base, hinted, torch.tensor([[True, True, False]])).tolist()
+    [-0.75]
     """
     base, hinted, m = _c.arrays("hint_delta", base_logp, hinted_logp, mask)
     _c.data_checks("hint_delta", base_logp=base, hinted_logp=hinted)
@@ -38,6 +43,12 @@ def proposer_rewards(
     Delta and length of an invalid proposal are ignored (they may be anything);
     the cluster share ``s`` always counts.  Output dtype: promoted dtype of
     ``delta`` and ``cluster_share`` (half precision computed in float32).
+
+    >>> import torch, zero_torch
+    >>> r = zero_torch.proposer_rewards(torch.tensor([0.5, 0.5]), torch.tensor([300, 10]),
+    ...                                 torch.tensor([0.25, 0.5]), torch.tensor([True, False]))
+    >>> [round(x, 4) for x in r.tolist()]
+    [0.22, -1.5]
     """
     d, n, s, v = _c.arrays("proposer_rewards", delta, hint_lengths, cluster_share, valid)
     _c.data_checks("proposer_rewards", delta=d, hint_lengths=n, cluster_share=s, valid=v)

@@ -23,6 +23,13 @@ def coder_rewards(
 
     Visual scores of unexecuted rows are ignored (may be NaN); no cap on ``s``;
     both error penalties can add up.  Output dtype: promoted dtype of the floats.
+
+    >>> import torch, zero_torch
+    >>> nan = float("nan")
+    >>> r = zero_torch.coder_rewards(torch.tensor([True, False]), torch.tensor([0.8, nan]),
+    ...                              torch.tensor([0.5, nan]), torch.tensor([False, True]))
+    >>> [round(x, 4) for x in r.tolist()]
+    [2.3, -0.15]
     """
     e, s, c, x = _c.arrays("coder_rewards", executed, easy_accuracy, consistency, syntax_error)
     _c.data_checks("coder_rewards", executed=e, easy_accuracy=s, consistency=c)
@@ -48,6 +55,11 @@ def solver_rewards(
     The majority counts all K answers of the row, ties to the smallest id; format
     is an additive bonus, not a gate.  ``1 - alpha`` is taken in decimal, as the
     published code writes it (``alpha = 0.9`` gives exactly ``0.1``).
+
+    >>> import torch, zero_torch
+    >>> a = torch.tensor([[4, 4, 2]]); v = torch.tensor([[False, True, True]])
+    >>> zero_torch.solver_rewards(a, v, num_answers=5).tolist()
+    [[0.9, 1.0, 0.1]]
     """
     a, v = _c.arrays("solver_rewards", answers, format_valid)
     h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)

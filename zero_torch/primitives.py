@@ -48,6 +48,11 @@ def majority_vote(
     """Majority id of each row of ``answers`` ``[B, K]`` (ties: smallest id) and its count.
 
     Returns ``(labels [B] in the dtype of answers, counts [B] int64)``.
+
+    >>> import torch, zero_torch
+    >>> labels, top = zero_torch.majority_vote(torch.tensor([[2, 1, 1, 2, 0]]), 3)
+    >>> labels.tolist(), top.tolist()
+    ([1], [2])
     """
     (a,) = _c.arrays("majority_vote", answers)
     h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
@@ -75,7 +80,12 @@ def sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
 
 @torch.no_grad()
 def cluster_sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
-    """``sizes[i] = #{j : ids[j] == ids[i]}`` over the whole batch (int64 ``[B]``)."""
+    """``sizes[i] = #{j : ids[j] == ids[i]}`` over the whole batch (int64 ``[B]``).
+
+    >>> import torch, zero_torch
+    >>> zero_torch.cluster_sizes(torch.tensor([7, -3, 7, 7])).tolist()
+    [3, 1, 3, 3]
+    """
     (x,) = _c.arrays("cluster_sizes", ids)
     h = _c.hypers("cluster_sizes", num_clusters=num_clusters)
     _c.data_checks("cluster_sizes", ids=x, num_clusters=h["num_clusters"])
@@ -94,6 +104,11 @@ def masked_mean(values: Any, mask: Any) -> torch.Tensor:
     """Mean over the last axis where ``mask`` holds; 0 (with zero gradient) for empty rows.
 
     Float values keep their dtype; integer values give float64.
+
+    >>> import torch, zero_torch
+    >>> v = torch.tensor([[1.0, 2.0, 6.0]]); m = torch.tensor([[True, False, True]])
+    >>> zero_torch.masked_mean(v, m).tolist()
+    [3.5]
     """
     v, m = _c.arrays("masked_mean", values, mask)
     if not v.dtype.is_floating_point:

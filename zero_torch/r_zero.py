@@ -20,7 +20,12 @@ __all__ = [
 
 @torch.no_grad()
 def uncertainty_reward(consistency: torch.Tensor) -> torch.Tensor:
-    """``1 - 2|p - 1/2|`` of float ``[B]`` consistency in [0, 1]; same dtype, detached."""
+    """``1 - 2|p - 1/2|`` of float ``[B]`` consistency in [0, 1]; same dtype, detached.
+
+    >>> import torch, zero_torch
+    >>> zero_torch.uncertainty_reward(torch.tensor([0.5, 0.75, 1.0])).tolist()
+    [1.0, 0.5, 0.0]
+    """
     (p,) = _c.arrays("uncertainty_reward", consistency)
     _c.data_checks("uncertainty_reward", consistency=p)
     x = p.to(_c.compute_dtype(p.dtype))
@@ -42,6 +47,12 @@ def challenger_rewards(
     invalid ones included.  Ids are arbitrary integers of any dtype, or dense in
     ``[0, num_clusters)`` when ``num_clusters`` is given.  Half precision is
     computed in float32 and rounded once.
+
+    >>> import torch, zero_torch
+    >>> p = torch.tensor([0.5, 0.5, 0.75, 1.0])
+    >>> ids = torch.tensor([0, 0, 1, 2]); valid = torch.tensor([True, True, True, False])
+    >>> zero_torch.challenger_rewards(p, ids, valid).tolist()
+    [0.5, 0.5, 0.25, 0.0]
     """
     p, c, v = _c.arrays("challenger_rewards", consistency, clusters, valid)
     h = _c.hypers("challenger_rewards", strength=strength, num_clusters=num_clusters)
@@ -57,7 +68,13 @@ def consensus(
     answers: torch.Tensor, num_answers: int, *, method: str = "auto"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Majority label (long ``[B]``, smallest id wins ties) and its vote share
-    (float64 ``[B]``) over all K answers of each row of integer ``[B, K]`` ids."""
+    (float64 ``[B]``) over all K answers of each row of integer ``[B, K]`` ids.
+
+    >>> import torch, zero_torch
+    >>> labels, p = zero_torch.consensus(torch.tensor([[2, 1, 1, 2, 0]]), 3)
+    >>> labels.tolist(), p.tolist()
+    ([1], [0.4])
+    """
     (a,) = _c.arrays("consensus", answers)
     h = _c.hypers("consensus", num_answers=num_answers, method=method)
     _c.label_range("num_answers", a, h["num_answers"])
@@ -69,7 +86,12 @@ def consensus(
 def curriculum_mask(
     consistency: torch.Tensor, low: float = 0.25, high: float = 0.75
 ) -> torch.Tensor:
-    """bool ``[B]``: ``low <= p <= high``, both boundaries kept (compared in p's dtype)."""
+    """bool ``[B]``: ``low <= p <= high``, both boundaries kept (compared in p's dtype).
+
+    >>> import torch, zero_torch
+    >>> zero_torch.curriculum_mask(torch.tensor([0.2, 0.25, 0.5, 0.75, 0.8])).tolist()
+    [False, True, True, True, False]
+    """
     (p,) = _c.arrays("curriculum_mask", consistency)
     h = _c.hypers("curriculum_mask", low=low, high=high)
     _c.data_checks("curriculum_mask", consistency=p)
@@ -81,6 +103,11 @@ def curriculum_mask(
 @torch.no_grad()
 def pseudo_rewards(answers: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """float64 ``[B, K]``: ``1[a_ij == y_i]`` against frozen labels ``[B]`` (no re-vote),
-    compared exactly whatever the two integer dtypes."""
+    compared exactly whatever the two integer dtypes.
+
+    >>> import torch, zero_torch
+    >>> zero_torch.pseudo_rewards(torch.tensor([[3, 1, 3]]), torch.tensor([3])).tolist()
+    [[1.0, 0.0, 1.0]]
+    """
     a, y = _c.arrays("pseudo_rewards", answers, labels)
     return _c.ids_equal(a, y[:, None]).to(torch.float64)
