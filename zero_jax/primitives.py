@@ -52,7 +52,7 @@ def exact_div(numerator: jax.Array, denominator: jax.Array | float) -> jax.Array
     return numerator / den
 
 
-def _packed_key_dtype(num_answers: int, k: int):
+def _packed_key_dtype(num_answers: int, k: int) -> tuple[Any, int] | None:
     """The narrowest signed integer holding ``count << shift | (2^shift - 1 - id)``.
 
     Counts are at most ``K`` and ids lie in ``[0, num_answers)``; returns
@@ -67,7 +67,9 @@ def _packed_key_dtype(num_answers: int, k: int):
     return None
 
 
-def _vote_by_key(same_counts, ids, dtype, shift, axis):
+def _vote_by_key(
+    same_counts: jax.Array, ids: jax.Array, dtype: Any, shift: int, axis: int
+) -> tuple[jax.Array, jax.Array]:
     """Max of the packed keys along ``axis``: the top count and its smallest id."""
     low = (1 << shift) - 1
     key = (same_counts.astype(dtype) << shift) | (low - ids.astype(dtype))
@@ -162,7 +164,7 @@ def ids_equal(a: jax.Array, b: jax.Array) -> jax.Array:
 
 
 @functools.partial(jax.jit, static_argnames=("num_answers", "method"))
-def _vote_kernel(answers, num_answers, method):
+def _vote_kernel(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
     _c.data_checks("majority_vote", answers=answers, num_answers=num_answers)
     return vote(answers, num_answers, method)
 
@@ -192,7 +194,7 @@ def majority_vote(
     """
     (a,) = _c.arrays("majority_vote", answers)
     h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
-    return _vote_kernel(a, h["num_answers"], h["method"])
+    return _vote_kernel(a, h["num_answers"], h["method"])  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
 def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
@@ -216,7 +218,7 @@ def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
 
 
 @functools.partial(jax.jit, static_argnames=("num_clusters",))
-def _sizes_kernel(ids, num_clusters):
+def _sizes_kernel(ids: jax.Array, num_clusters: int | None) -> jax.Array:
     _c.data_checks("cluster_sizes", ids=ids, num_clusters=num_clusters)
     return sizes(ids, num_clusters)
 
@@ -235,7 +237,7 @@ def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
     """
     (x,) = _c.arrays("cluster_sizes", ids)
     h = _c.hypers("cluster_sizes", num_clusters=num_clusters)
-    return _sizes_kernel(x, h["num_clusters"])
+    return _sizes_kernel(x, h["num_clusters"])  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
 _PAIRWISE_MAX = 128
@@ -282,7 +284,9 @@ def _hashed_sizes(ids: jax.Array) -> jax.Array:
     udtype = u.dtype
     top = jnp.iinfo(udtype).bits - bits
 
-    def body(state):
+    State = tuple[jax.Array, jax.Array, jax.Array]  # sizes, done, seed
+
+    def body(state: State) -> State:
         sizes, done, seed = state
         slot = (_mix(u, seed) >> top).astype(jnp.int32)
         slot = jnp.where(done, slots, slot)  # settled ids are dropped
@@ -292,7 +296,7 @@ def _hashed_sizes(ids: jax.Array) -> jax.Array:
         sizes = jnp.where(wins, count.at[slot].get(mode="fill", fill_value=0), sizes)
         return sizes, done | wins, seed + jnp.asarray(0x9E3779B9, udtype)
 
-    def unresolved(state):
+    def unresolved(state: State) -> jax.Array:
         return ~jnp.all(state[1])
 
     init = (jnp.zeros((b,), jnp.int32), jnp.zeros((b,), bool), jnp.asarray(0, udtype))
@@ -357,7 +361,7 @@ def _masked_sum_count(values: jax.Array, mask: jax.Array) -> tuple[jax.Array, ja
     acc = jnp.promote_types(values.dtype, jnp.float32)
     kept = jnp.where(mask, values.astype(acc), jnp.zeros((), acc))
     zeros = (jnp.zeros((), acc), jnp.zeros((), jnp.int32))
-    return lax.reduce(
+    return lax.reduce(  # type: ignore[no-any-return]  # lax.reduce returns Any
         (kept, mask.astype(jnp.int32)),
         zeros,
         lambda x, y: (x[0] + y[0], x[1] + y[1]),
@@ -366,7 +370,9 @@ def _masked_sum_count(values: jax.Array, mask: jax.Array) -> tuple[jax.Array, ja
 
 
 @_masked_mean.defjvp
-def _masked_mean_jvp(primals, tangents):
+def _masked_mean_jvp(
+    primals: tuple[jax.Array, jax.Array], tangents: tuple[jax.Array, Any]
+) -> tuple[jax.Array, jax.Array]:
     values, mask = primals
     dvalues = tangents[0]  # the bool mask has no tangent
     out = _masked_mean(values, mask)  # itself a custom_jvp: differentiable to any order
