@@ -140,8 +140,9 @@ def group_advantages(
       and rounded once); gradient-free.
 
     >>> import jax.numpy as jnp, zero_jax
-    >>> zero_jax.group_advantages(jnp.array([[1.0, 0.0], [1.0, 1.0]]), eps=0.0).tolist()
-    [[0.7071067690849304, -0.7071067690849304], [0.0, 0.0]]
+    >>> adv = zero_jax.group_advantages(jnp.array([[1.0, 0.0], [1.0, 1.0]]), eps=0.0)
+    >>> [[round(x, 6) for x in row] for row in adv.tolist()]
+    [[0.707107, -0.707107], [0.0, 0.0]]
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
     h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)

@@ -335,8 +335,9 @@ def masked_mean(values: Any, mask: Any) -> jax.Array:
       ``[...]`` in the dtype of float ``values`` (float for integer values).
 
     >>> import jax.numpy as jnp, zero_jax
-    >>> zero_jax.masked_mean(jnp.array([[1.0, 2.0, 6.0]]), jnp.array([[True, False, True]]))
-    Array([3.5], dtype=float32)
+    >>> v, m = jnp.array([[1.0, 2.0, 6.0]]), jnp.array([[True, False, True]])
+    >>> zero_jax.masked_mean(v, m).tolist()
+    [3.5]
     """
     values, mask = _c.arrays("masked_mean", values, mask)
     return mean_kept(values, mask)

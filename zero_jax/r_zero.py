@@ -150,9 +150,9 @@ def consensus(
       then a ``ValueError``); gradient-free.
 
     >>> import jax.numpy as jnp, zero_jax
-    >>> labels, p = zero_jax.consensus(jnp.array([[2, 1, 1, 2, 0]]), 3)
+    >>> labels, p = zero_jax.consensus(jnp.array([[2, 1, 1, 0]]), 3)
     >>> labels.tolist(), p.tolist()
-    ([1], [0.4000000059604645])
+    ([1], [0.5])
     """
     (a,) = _c.arrays("consensus", answers)
     h = _c.hypers("consensus", num_answers=num_answers, method=method)
