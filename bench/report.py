@@ -13,7 +13,7 @@ import numpy as np
 
 from bench import cases as C
 
-__all__ = ["assemble", "plots", "summary", "table"]
+__all__ = ["assemble", "markdown", "plots", "render_markdown", "summary", "table"]
 
 LABELS = {
     "jax": "jax",
@@ -505,18 +505,501 @@ def plots(result: dict, out: Path) -> list[Path]:
     return [p1, p2]
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``python -m bench.report [latest.json]``: print the table and summary again."""
-    import json
-    import sys
+# ------------------------------------------------------------------------- markdown
 
-    args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0]) if args else Path(__file__).resolve().parent / "results" / "latest.json"
-    result = json.loads(path.read_text())
-    print(table(result))
-    print()
-    print(summary(result))
+#: Default output of ``python -m bench.report --markdown``.
+RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
+#: A chunk (one function family in one round) counts as contended in the caveats when other
+#: processes kept at least this many cores busy during it (the JSON lists every chunk > 0.3).
+CONTENDED_CORES = 1.0
+
+_KEY_LABELS = {
+    "rows": "rows compared",
+    "geomean_speedup": "geometric mean of torch/jax, medians",
+    "min_speedup": "lowest row (medians)",
+    "rows_not_faster": "rows at or below 1x (medians)",
+    "best_geomean_speedup": "geometric mean of torch/jax, best loops",
+    "best_rows_not_faster": "rows at or below 1x (best loops)",
+    "sync_geomean_speedup": "geometric mean of torch/jax sync, medians",
+    "sync_rows_not_faster": "rows at or below 1x (jax sync)",
+    "dense_speedup": "dense ids, torch/jax by B (medians)",
+    "arbitrary_speedup": "arbitrary ids, torch/jax by B (medians)",
+    "dense_best_speedup": "dense ids, torch/jax by B (best loops)",
+    "arbitrary_best_speedup": "arbitrary ids, torch/jax by B (best loops)",
+    "copy_GBps": "copy bandwidth, GB/s",
+    "fraction_at_16M": "jax fraction of the copy at B = 16M",
+    "fraction_at_16M_with_THP": "jax+THP fraction of the copy at B = 16M",
+    "page_faults_per_call_at_16M": "page faults per call at B = 16M",
+    "hint_delta_fraction": "hint_delta fraction of the copy (bytes of its inputs)",
+    "time_ratio_1M_over_16": "jax time at n = 1M / time at n = 16 (medians)",
+    "jax_extra_MiB": "jax peak memory above the RSS before the call, MiB (fn, B, K, n)",
+    "jax_us": "jax eager call at B = 8, µs",
+    "jax_sync_us": "jax sync eager call at B = 8, µs",
+}
+
+
+def _num(v: Any) -> str:
+    """A JSON number or numeric key for prose: 3 significant digits, thousands separated."""
+    if isinstance(v, str) and v.isdigit():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    return _fmt(v)
+
+
+def _inline(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{_num(k)}: {_inline(x)}" for k, x in v.items()) or "none"
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "none"
+        if all(isinstance(x, (list, tuple)) and x for x in v):
+            return "; ".join(
+                (" ".join(_num(y) for y in x[:-1]) + f": {_num(x[-1])}")
+                if len(x) > 1
+                else _num(x[0])
+                for x in v
+            )
+        return ", ".join(_num(x) for x in v)
+    return _num(v)
+
+
+def _target_lines(t: dict[str, Any]) -> list[str]:
+    status = "met" if t.get("met") else "not met"
+    out = [f"**{t.get('target', '?')}. {t.get('what', '')}: {status}.**", ""]
+    for k, v in t.items():
+        if k in ("target", "what", "met"):
+            continue
+        label = _KEY_LABELS.get(k, k.replace("_", " "))
+        if isinstance(v, dict) and any(isinstance(x, dict) for x in v.values()):
+            out.append(f"- {label}:")
+            out += [f"  - {_num(kk)}: {_inline(x)}" for kk, x in v.items()]
+        else:
+            out.append(f"- {label}: {_inline(v)}")
+    out.append("")
+    return out
+
+
+def headline(result: dict) -> list[str]:
+    """The few lines a reader needs first: JAX against the torch twin, and the caveat."""
+    rows = result["rows"]
+    t1 = next((t for t in _targets_of(result) if t.get("target") == 1), None)
+    big = [r for r in rows if r["B"] >= 4096 and r.get("speedup_vs_torch")]
+    med_all = [r["speedup_vs_torch"] for r in rows if r.get("speedup_vs_torch")]
+    out = []
+    if t1 and t1.get("geomean_speedup"):
+        parts = [f"**{_fmt(t1['geomean_speedup'])}x** on medians"]
+        if t1.get("best_geomean_speedup"):
+            parts.append(f"{_fmt(t1['best_geomean_speedup'])}x on the best loops")
+        if t1.get("sync_geomean_speedup"):
+            parts.append(f"{_fmt(t1['sync_geomean_speedup'])}x with `jax sync`")
+        out.append(
+            f"- JAX against the torch twin (eager), geometric mean of torch time / JAX time over "
+            f"the {t1['rows']} rows with B ≥ 4,096 (arbitrary-id challenger excluded): "
+            + ", ".join(parts)
+            + "."
+        )
+    if med_all:
+        slow = [r for r in rows if r.get("speedup_vs_torch") and r["speedup_vs_torch"] <= 1]
+        line = (
+            f"- Median of the per-row ratio: {_fmt(float(np.median(med_all)))}x over all "
+            f"{len(med_all)} rows"
+        )
+        if big:
+            big_median = float(np.median([r["speedup_vs_torch"] for r in big]))
+            line += f", {_fmt(big_median)}x at B ≥ 4,096"
+        line += f"; JAX slower or equal on {len(slow)} rows"
+        small = sum(1 for r in slow if r["B"] < 4096)
+        out.append(line + (f" ({small} of them below B = 4,096)." if slow else "."))
+    contended = _contended(result)
+    if contended:
+        cores = [c["foreign_cores"] for c in contended]
+        out.append(
+            f"- Caveat: this run was contended ({len(contended)} of {_chunks(result)} "
+            f"chunks ran while other processes kept {_num(min(cores))}-{_num(max(cores))} of "
+            f"the {result['meta'].get('machine', {}).get('cpus', '?')} cores busy); medians "
+            "are noisy, the best-of column is the least disturbed measure (see Caveats)."
+        )
+    return out
+
+
+def _targets_of(result: dict) -> list[dict[str, Any]]:
+    """The targets as recorded in the JSON (recomputed only for a JSON without them)."""
+    return result["targets"] if "targets" in result else targets(result)
+
+
+def _contended(result: dict) -> list[dict[str, Any]]:
+    gate = result["meta"].get("quiet_gate") or {}
+    chunks = gate.get("chunks_still_contended") or []
+    return [c for c in chunks if c.get("foreign_cores", 0) >= CONTENDED_CORES]
+
+
+def _chunks(result: dict) -> int:
+    fams = {r["family"] for r in result["rows"]}
+    return len(fams) * int(result["meta"].get("rounds", 1))
+
+
+_METHOD = """\
+`bench/` times every public reward on the CPU in up to six configurations ("backends"):
+
+- `jax`: `zero_jax`, jitted, x64 on (so that the outputs have the dtypes torch returns),
+  steady state after warm-up, every call ending in `block_until_ready`;
+- `jax sync`: the same with `jax_cpu_enable_async_dispatch=False` (no hand-off to XLA's
+  runtime thread), and `jax+THP`: the same started with
+  `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` (large batches only); both are process-wide
+  settings of the user, not of the library, and show what the default pays for;
+- `torch`: the `zero_torch` twin, eager, and `torch.compile`: the same under `torch.compile`
+  with default settings;
+- `numpy`: a vectorized NumPy implementation written for the bench (`bench/numpy_impl.py`,
+  checked against `zero_jax` in `parity_tests/test_bench.py`).
+
+Each backend runs in its own long-lived subprocess (JAX and torch in one process distort
+each other's timings on a small machine). The backends take turns per function family in
+a rotating order, over several rounds of short timed loops; before each family a quiet
+gate waits (within a budget) until other processes leave the cores, and records the
+families that still ran contended. Inputs are NumPy arrays drawn from fixed seeds
+(`bench/cases.py`) and tie-heavy: vote shares on a coarse grid, few distinct answers per
+question, repeated cluster ids (dense or random 62-bit), 0/1 rewards for
+`group_advantages`; floats are float32, ids int64.
+
+A cell is the median time of one call and ± the half inter-quartile spread of the timed
+loops, relative to the median. `torch/jax` is the ratio of the medians, `best-of` the
+ratio of each backend's fastest loop (the least disturbed). `jax GB/s` counts every input
+read once and every output written once; `of copy` divides it by the bandwidth of a NumPy
+copy into a preallocated buffer measured in the same run. `jax compile ms` is the first
+call minus a steady call (trace, lower, compile)."""
+
+_COMMANDS = """\
+```bash
+python -m bench                     # full run: bench/results/latest.json and the PNGs
+python -m bench --quick             # one-minute subset (what CI's smoke test runs)
+python -m bench.report              # print the text table and summary of latest.json
+python -m bench.report --markdown   # regenerate this file from latest.json and bleu.json
+python -m bench.bleu                # BLEU clustering bench: bench/results/bleu.json
+```
+
+`python -m bench` does not rewrite this file: after a full run, regenerate it with
+`python -m bench.report --markdown` and commit both (a test checks that they agree)."""
+
+
+def _shapes(rows: list[dict]) -> list[str]:
+    out = []
+    for fn in dict.fromkeys(r["fn"] for r in rows):
+        fr = [r for r in rows if r["fn"] == fn]
+        dims = []
+        for dim in ("K", "n", "T"):
+            vals = sorted({r[dim] for r in fr if r.get(dim) is not None})
+            if vals:
+                dims.append(f"{dim} ∈ {{{', '.join(_num(v) for v in vals)}}}")
+        bs = sorted({r["B"] for r in fr})
+        out.append(
+            f"`{fn}`: B ∈ {{{', '.join(_num(b) for b in bs)}}}" + "".join(f", {d}" for d in dims)
+        )
+    return out
+
+
+def _versions(meta: dict) -> str:
+    merged: dict[str, str] = {}
+    for vs in (meta.get("versions") or {}).values():
+        for k, v in vs.items():
+            merged.setdefault(k, str(v))
+    return ", ".join(f"{k} {v}" for k, v in merged.items())
+
+
+def _run_lines(result: dict) -> list[str]:
+    meta = result["meta"]
+    m = meta.get("machine") or {}
+    copy = result.get("copy_bandwidth") or {}
+    labels = ", ".join(f"`{LABELS.get(b, b)}`" for b in meta.get("backends", []))
+    out = [
+        f"- Command: `{meta.get('command', 'python -m bench').strip()}`"
+        + (" (quick subset)" if meta.get("quick") else ""),
+        f"- Started {meta.get('started', '?')} (machine's local time), "
+        f"{_num(meta.get('duration_s'))} s in all, of which "
+        f"{_num((meta.get('quiet_gate') or {}).get('waited_s', 0.0))} s waiting for quiet cores",
+        f"- {_num(meta.get('rounds'))} rounds of {_num(meta.get('repeats_per_round'))} timed loops "
+        f"of about {_num(meta.get('target_ms_per_loop'))} ms per case and backend; "
+        f"backends {labels}; JAX x64 {'on' if meta.get('jax_x64') else 'off'}",
+        f"- Machine: {m.get('cpus', '?')} × {m.get('cpu', '?')}, {_num(m.get('mem_GiB'))} GiB, "
+        f"`{m.get('platform', '?')}`, transparent huge pages "
+        f"`{m.get('transparent_hugepage', '?')}`",
+        f"- Python {m.get('python', '?')}; {_versions(meta)}",
+    ]
+    if "loadavg_start" in meta:
+        out.append(
+            "- Load average (1, 5, 15 min) at the start "
+            f"{', '.join(_num(x) for x in meta['loadavg_start'])}, at the end "
+            f"{', '.join(_num(x) for x in meta.get('loadavg_end', []))}"
+        )
+    if copy.get("prealloc_GBps"):
+        rng = copy.get("prealloc_GBps_range") or []
+        out.append(
+            f"- Copy bandwidth ({copy.get('what', 'NumPy copy')}): "
+            f"**{_num(copy['prealloc_GBps'])} GB/s** into a preallocated buffer"
+            + (f" (loops from {_num(rng[0])} to {_num(rng[1])})" if len(rng) == 2 else "")
+            + f", {_num(copy.get('alloc_GBps'))} GB/s allocating"
+        )
+    out.append("- Shapes:")
+    out += [f"  - {s}" for s in _shapes(result["rows"])]
+    return out
+
+
+def _caveat_lines(result: dict) -> list[str]:
+    meta = result["meta"]
+    out = []
+    contended = _contended(result)
+    if contended:
+        rounds: dict[str, list[dict]] = {}
+        for c in contended:
+            head, _, fam = c["chunk"].partition(" ")
+            num, _, fam = fam.partition(" ")
+            rounds.setdefault(f"{head} {num}", []).append({**c, "family": fam})
+        nfam = len({r["family"] for r in result["rows"]})
+        cores = [c["foreign_cores"] for c in contended]
+        out.append(
+            f"- **This run was contended.** {len(contended)} of {_chunks(result)} chunks (one "
+            f"function family in one round) ran while other processes kept "
+            f"{_num(min(cores))}-{_num(max(cores))} of the {meta['machine'].get('cpus', '?')} "
+            "cores busy, the quiet gate having given up waiting for them "
+            "(`meta.quiet_gate` in the JSON lists every chunk):"
+        )
+        for rnd, cs in rounds.items():
+            names = ", ".join(f"`{c['family']}`" for c in cs)
+            what = "all families" if len(cs) == nfam else names
+            out.append(f"  - {rnd}: {len(cs)} of {nfam}, {what}")
+        spread = [
+            r
+            for r in result["rows"]
+            if "median_us" in r["backends"].get("torch", {})
+            and (r["backends"]["torch"]["p75_us"] - r["backends"]["torch"]["p25_us"])
+            / r["backends"]["torch"]["median_us"]
+            * 50
+            > 100
+        ]
+        out.append(
+            "- Multi-threaded backends suffer most (an OpenMP parallel region waits for a "
+            f"descheduled thread): {len(spread)} of {len(result['rows'])} torch cells spread "
+            "by more than ±100 %. Medians of such rows are inflated and the median ratio "
+            "`torch/jax` flatters JAX; the `best-of` column is the least disturbed, read it "
+            "where the two disagree. A rerun on a quiet machine gives cleaner medians."
+        )
+    if meta.get("quick"):
+        out.append("- Quick run: a subset of the grid with shorter loops; not for reading ratios.")
+    if meta.get("compile_ms_note"):
+        out.append(f"- Compile times: {meta['compile_ms_note']}.")
+    errs = [
+        f"`{LABELS.get(b, b)}` on `{r['key']}`: {st['error']}"
+        for r in result["rows"]
+        for b, st in r["backends"].items()
+        if "error" in st
+    ]
+    if errs:
+        out.append("- Failed cells (`fails` in the table): " + "; ".join(errs))
+    return out or ["- None recorded: the quiet gate found every chunk quiet."]
+
+
+def _dispatch_lines(result: dict) -> list[str]:
+    disp = result.get("dispatch_us_B8") or {}
+    if not disp:
+        return []
+    bks = list(disp)
+    keys = list(dict.fromkeys(k for d in disp.values() for k in d))
+    head = ["call", *(f"{LABELS.get(b, b)} µs" for b in bks)]
+    out = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(bks) + "|"]
+    for k in keys:
+        name = k.lstrip("_").replace("_", " ") if k.startswith("_") else f"`{k}`"
+        cells = [_num(disp[b][k]) if isinstance(disp[b].get(k), float) else "-" for b in bks]
+        out.append("| " + " | ".join([name, *cells]) + " |")
+    return out
+
+
+def _rss_lines(result: dict) -> list[str]:
+    rss = result.get("rss") or []
+    if not rss:
+        return []
+    out = [
+        "| backend | function | B | K | n | extra MiB | inputs MiB | call ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for m in rss:
+        if "error" in m:
+            out.append(f"| {m.get('backend')} | {m.get('fn')} | | | | fails: {m['error']} | | |")
+            continue
+        out.append(
+            f"| {m['backend']} | `{m['fn']}` | {_num(m['B'])} | {_num(m['K'])} | {_num(m['n'])} "
+            f"| {_num(m['extra_MiB'])} | {_num(m['input_MiB'])} | {_num(m['call_s'] * 1e3)} |"
+        )
+    return out
+
+
+def _bleu_lines(bleu: dict) -> list[str]:
+    zt = float(np.median(bleu["zero_text_seconds"]))
+    pub = float(np.median(bleu["published_seconds"]))
+    same = "the same partition" if bleu.get("same_partition") else "**different partitions**"
+    return [
+        f"`python -m bench.bleu` clusters {_num(bleu['n'])} generated challenger questions "
+        "(templated word problems, some of them light edits of earlier ones) at BLEU threshold "
+        f"{_num(bleu['threshold'])} with `zero_text.bleu_clusters` and with the published code "
+        f"path (NLTK `sentence_bleu` for each of the {_num(bleu['pairs'])} pairs, then "
+        "scikit-learn's agglomerative clustering), in one process, and checks that the "
+        "partitions agree.",
+        "",
+        f"- `zero_text`: {_num(zt)} s (median of {len(bleu['zero_text_seconds'])} calls); "
+        f"published path: {_num(pub)} s (median of {len(bleu['published_seconds'])})",
+        f"- Speed-up **{_num(bleu['speedup'])}x** ({_num(bleu.get('first_call_speedup'))}x on "
+        f"the first, cold call); {same}, {_num(bleu['clusters'])} clusters",
+        f"- Python {bleu.get('python', '?')} on {bleu.get('machine', '?')}; raw numbers in "
+        "`bleu.json`",
+    ]
+
+
+def markdown(result: dict, *, bleu: dict | None = None, results_dir: str = "results") -> str:
+    """The results document, ``bench/RESULTS.md``: method, commands, the run's metadata and
+    caveats, the table, dispatch and memory, the targets, the plots and the BLEU bench.
+    Every number comes from ``result`` (latest.json) or ``bleu`` (bleu.json); fixed prose
+    describes the method only.  ``results_dir``: the JSON / PNG directory, relative to the
+    document."""
+    meta = result["meta"]
+    rd = results_dir.rstrip("/")
+    sources = f"`{rd}/latest.json`" + (f" and `{rd}/bleu.json`" if bleu else "")
+    out = [
+        "# Bench results",
+        "",
+        f"<!-- Generated by `python -m bench.report --markdown` from {sources}; do not edit. -->",
+        "",
+        f"Generated by `python -m bench.report --markdown` from {sources} (one run of "
+        f"`{meta.get('command', 'python -m bench').strip()}` started {meta.get('started', '?')}). "
+        "Do not edit by hand: rerun the bench and regenerate.",
+        "",
+        *headline(result),
+        "",
+        "## How the bench measures",
+        "",
+        _METHOD,
+        "",
+        "## Commands",
+        "",
+        _COMMANDS,
+        "",
+        "## This run",
+        "",
+        *_run_lines(result),
+        "",
+        "## Caveats",
+        "",
+        *_caveat_lines(result),
+        "",
+        "## Results",
+        "",
+        "Times in µs per call (median ± half the inter-quartile spread); `-`: not run at this "
+        "shape; `+THP of copy`: the `jax+THP` bandwidth as a fraction of the copy.",
+        "",
+        table(result),
+        "",
+    ]
+    disp = _dispatch_lines(result)
+    if disp:
+        out += ["### Dispatch overhead: one eager call at B = 8", "", *disp, ""]
+    rss = _rss_lines(result)
+    if rss:
+        out += [
+            "### Peak memory of one call",
+            "",
+            "Peak RSS above the RSS before the call, in a fresh subprocess per row.",
+            "",
+            *rss,
+            "",
+        ]
+    tg = _targets_of(result)
+    if tg:
+        out += [
+            "## Targets (issue 5)",
+            "",
+            "As computed by `bench.report.targets` and recorded in the JSON.",
+            "",
+        ]
+        for t in tg:
+            out += _target_lines(t)
+    out += [
+        "## Plots",
+        "",
+        f"- [`{rd}/throughput.png`]({rd}/throughput.png): rows per second against B, per "
+        "function and backend",
+        f"- [`{rd}/ratio.png`]({rd}/ratio.png): torch time / JAX time against B, per "
+        "function family (> 1: JAX faster; dashed: 5x)",
+        "",
+        f"![throughput]({rd}/throughput.png)",
+        "",
+        f"![torch / jax]({rd}/ratio.png)",
+        "",
+    ]
+    if bleu:
+        out += ["## BLEU repetition clustering (issue 4)", "", *_bleu_lines(bleu), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_markdown(json_path: Path, out: Path = RESULTS_MD) -> str:
+    """``markdown`` of ``json_path`` (and the ``bleu.json`` beside it, if any), with links
+    relative to ``out``'s directory."""
+    import json
+    import os
+
+    result = json.loads(json_path.read_text())
+    bleu_path = json_path.parent / "bleu.json"
+    bleu = json.loads(bleu_path.read_text()) if bleu_path.exists() else None
+    rel = os.path.relpath(json_path.resolve().parent, out.resolve().parent)
+    return markdown(result, bleu=bleu, results_dir=Path(rel).as_posix())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.report [latest.json] [--markdown [PATH]] [--check]``: print the
+    table and summary again, or write the Markdown document (default bench/RESULTS.md)."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)
+    ap.add_argument(
+        "json",
+        nargs="?",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results" / "latest.json",
+        help="results of `python -m bench` (default bench/results/latest.json)",
+    )
+    ap.add_argument(
+        "--markdown",
+        nargs="?",
+        type=Path,
+        const=RESULTS_MD,
+        default=None,
+        metavar="PATH",
+        help="write the Markdown document to PATH (default bench/RESULTS.md)",
+    )
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="with --markdown: write nothing, exit 1 if PATH differs from the generated text",
+    )
+    args = ap.parse_args(argv)
+    if args.markdown is None:
+        result = json.loads(args.json.read_text())
+        print(table(result))
+        print()
+        print(summary(result))
+        return 0
+    text = render_markdown(args.json, args.markdown)
+    if args.check:
+        current = args.markdown.read_text() if args.markdown.exists() else None
+        if current != text:
+            print(f"{args.markdown} is stale: run python -m bench.report --markdown")
+            return 1
+        print(f"{args.markdown} is up to date")
+        return 0
+    args.markdown.write_text(text)
+    print(f"wrote {args.markdown}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
