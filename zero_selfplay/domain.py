@@ -9,11 +9,14 @@ integers.  Two tasks are posed on a cart:
   price or the quantity of one item); the answer is the hidden field.
 
 Every answer is an id of one finite vocabulary ``0 .. VOCAB - 1``.  A cart is
-*well formed* (the "format" gate) when its answer exists, is unique and lies in
-the vocabulary: a deduction total must be below ``VOCAB``; an abduction cart needs
-a non-zero partner field (``x * 0 = r`` has no unique solution), a remainder
-``total - sum(other items)`` that the partner divides exactly, and a quotient in
-the vocabulary.  Well-formedness is judged from the visible fields only.
+*well formed* (the format gate, :func:`well_formed`) when its shape is right and
+its answer is bound to fit the vocabulary, judged from the visible fields and
+never by working the answer out: every field lies in ``0 .. FIELD_MAX``; a
+deduction cart's bound ``n * max(price) * max(quantity)`` is below ``VOCAB``; an
+abduction cart shows a total inside the vocabulary and a non-zero partner for its
+hidden field (``x * 0 = r`` has no unique solution).  Whether the shown total is
+consistent with the visible fields is *not* checked: that would be an arithmetic
+verifier, which a self-play loop without ground truth does not have.
 
 The Challenger does not write carts token by token: it picks a *template* (task,
 number of items, price range, quantity range) and the domain draws a cart from
@@ -23,9 +26,11 @@ quantity can hide a price behind a zero, so a policy can propose ill-formed work
 The evaluation sets (``EVAL_SIZE`` deduction and ``EVAL_SIZE`` abduction carts)
 are drawn with NumPy from the constant ``EVAL_SEED``, which no run seed touches,
 so every run and every seed is scored on the same carts.  The labelled seed set
-of a run (the only ground truth the base model sees) is drawn from the run seed,
-from the same distribution, with every cart that also occurs in an evaluation
-set removed.
+of a run (the only ground truth the base model sees) and its calibration slice
+are drawn from the run seed, from the same distribution, with every cart that
+also occurs in an evaluation set removed.  Generated carts are checked against
+the evaluation sets inside the jitted loop (:func:`held_out`), so no arm ever
+trains on an evaluation cart.
 """
 
 from __future__ import annotations
@@ -51,8 +56,12 @@ __all__ = [
     "VOCAB",
     "Carts",
     "Template",
+    "calibration_set",
+    "cart_hash",
+    "eval_hashes",
     "eval_sets",
     "fingerprint",
+    "held_out",
     "sample_carts",
     "seed_set",
     "solve",
@@ -66,7 +75,7 @@ PRICE, QUANTITY = 0, 1  # which field of the chosen item an abduction cart hides
 N_MAX = 6  # most items on any cart
 VOCAB = 192  # answer ids 0 .. VOCAB - 1
 FIELD_MAX = 15  # largest price or quantity any template can draw
-EVAL_SIZE = 512  # carts per task in each frozen evaluation set (>= 256 required)
+EVAL_SIZE = 2048  # carts per task in each frozen evaluation set (>= 256 required)
 EVAL_SEED = 20250806  # NumPy seed of the evaluation sets; never a run seed
 
 
@@ -222,26 +231,50 @@ def eval_sets() -> dict[str, Carts]:
     }
 
 
+def _draw_held_out(rng: np.random.Generator, counts, held: set[bytes]) -> Carts:
+    parts = []
+    for task, want in counts:
+        got: list[Carts] = []
+        have = 0
+        while have < want:
+            c = _numpy_carts(rng, want, task)
+            keys = _keys(c)
+            keep = np.array([k not in held for k in keys])
+            # no duplicates inside the set either
+            first = np.array([k not in set(keys[:i]) for i, k in enumerate(keys)])
+            c = c.take(np.flatnonzero(keep & first)[: want - have])
+            held |= set(_keys(c))
+            got.append(c)
+            have += len(c)
+        parts.append(_concat(got))
+    return _concat(parts)
+
+
+def _eval_keys() -> set[bytes]:
+    return {k for c in eval_sets().values() for k in _keys(c)}
+
+
 def seed_set(seed: int, size: int) -> Carts:
     """A labelled seed set of ``size`` carts (half of each task) for run ``seed``.
 
     Same distribution as the evaluation sets, with every cart that also occurs in
     an evaluation set removed (and redrawn), so evaluation stays held out.
     """
-    held = {k for c in eval_sets().values() for k in _keys(c)}
     rng = np.random.default_rng([seed, 7])
-    parts = []
-    for task, want in ((DEDUCTION, size // 2), (ABDUCTION, size - size // 2)):
-        got: list[Carts] = []
-        have = 0
-        while have < want:
-            c = _numpy_carts(rng, want, task)
-            keep = np.array([k not in held for k in _keys(c)])
-            c = c.take(np.flatnonzero(keep)[: want - have])
-            got.append(c)
-            have += len(c)
-        parts.append(_concat(got))
-    return _concat(parts)
+    return _draw_held_out(rng, ((DEDUCTION, size // 2), (ABDUCTION, size - size // 2)),
+                          _eval_keys())  # fmt: skip
+
+
+def calibration_set(seed: int, size: int, seed_size: int) -> Carts:
+    """The labelled calibration slice of run ``seed`` (half of each task).
+
+    Held out from the base model: disjoint from the evaluation sets and from the
+    seed set of the same run (``seed_size`` carts), so label accuracy measured on
+    it is what the Solver does on carts it was not fitted to.
+    """
+    held = _eval_keys() | set(_keys(seed_set(seed, seed_size)))
+    rng = np.random.default_rng([seed, 11])
+    return _draw_held_out(rng, ((DEDUCTION, size // 2), (ABDUCTION, size - size // 2)), held)
 
 
 def solve(c: Carts) -> jax.Array:
@@ -264,12 +297,67 @@ def solve(c: Carts) -> jax.Array:
 
 
 def well_formed(c: Carts) -> jax.Array:
-    """The format gate, from visible fields: a unique answer inside the vocabulary.
+    """The format gate: shape and vocabulary bounds from visible fields only.
 
-    The total is an input of both tasks, so it must itself be a vocabulary id.
+    It never works out the answer and never checks that a shown total is right:
+    a deduction cart passes when ``n * max(price) * max(quantity) < VOCAB`` (the
+    total is bound to be a vocabulary id), an abduction cart when its shown total
+    is a vocabulary id and the partner of its hidden field is non-zero.  The
+    ``answer`` field is never read.
     """
-    x = solve(c)
-    return (c.total >= 0) & (c.total < VOCAB) & (x >= 0) & (x < VOCAB)
+    xp = np if isinstance(c.price, np.ndarray) else jnp
+    rows = xp.arange(c.price.shape[0])
+    live = xp.arange(N_MAX)[None, :] < c.n[:, None]
+    fields_ok = xp.all(
+        ~live | ((c.price >= 0) & (c.price <= FIELD_MAX) & (c.quantity >= 0)
+                 & (c.quantity <= FIELD_MAX)), axis=1)  # fmt: skip
+    shape_ok = (c.n >= 1) & (c.n <= N_MAX) & fields_ok
+    hidden_price = c.field == PRICE
+    visible_price = xp.where(live & ~((c.task == ABDUCTION)[:, None] & hidden_price[:, None]
+                                      & (xp.arange(N_MAX)[None, :] == c.missing[:, None])),
+                             c.price, 0)  # fmt: skip
+    bound = c.n * xp.max(visible_price, axis=1) * xp.max(xp.where(live, c.quantity, 0), axis=1)
+    deduction_ok = bound < VOCAB
+    partner = xp.where(hidden_price, c.quantity[rows, c.missing], c.price[rows, c.missing])
+    abduction_ok = (c.total >= 0) & (c.total < VOCAB) & (partner != 0)
+    return shape_ok & xp.where(c.task == DEDUCTION, deduction_ok, abduction_ok)
+
+
+_HASH_MUL = 0x01000193  # FNV prime; uint32 arithmetic wraps
+
+
+def cart_hash(c: Carts) -> jax.Array:
+    """A uint32 hash of each cart's identity, traceable (same identity as ``_keys``).
+
+    Items are sorted, so item order and padding do not matter; an abduction cart
+    adds its hidden item and field.  Equal carts always hash equal; a collision
+    only makes :func:`held_out` drop a cart it did not need to drop.
+    """
+    xp = np if isinstance(c.price, np.ndarray) else jnp
+    live = xp.arange(N_MAX)[None, :] < c.n[:, None]
+    code = xp.where(live, c.price * (FIELD_MAX + 1) + c.quantity, 1023).astype(xp.uint32)
+    code = xp.sort(code, axis=1)
+    rows = xp.arange(c.price.shape[0])
+    abd = c.task == ABDUCTION
+    hidden = xp.where(abd, (c.price[rows, c.missing] * (FIELD_MAX + 1)
+                            + c.quantity[rows, c.missing]) * 2 + c.field, 2047)  # fmt: skip
+    cols = [c.task, *(code[:, i] for i in range(N_MAX)), hidden]
+    h = xp.full(c.n.shape, 0x811C9DC5, xp.uint32)
+    for x in cols:
+        h = (h ^ x.astype(xp.uint32)) * xp.uint32(_HASH_MUL)
+    return h
+
+
+def eval_hashes() -> np.ndarray:
+    """Sorted uint32 hashes of every evaluation cart (both tasks)."""
+    return np.sort(np.concatenate([cart_hash(c) for c in eval_sets().values()]))
+
+
+def held_out(c: Carts, hashes: jax.Array) -> jax.Array:
+    """True where a cart is (or hashes like) an evaluation cart: never train on it."""
+    h = cart_hash(c)
+    i = jnp.clip(jnp.searchsorted(hashes, h), 0, hashes.shape[0] - 1)
+    return hashes[i] == h
 
 
 def fingerprint(c: Carts) -> str:

@@ -1,4 +1,4 @@
-"""Tables, the pre-registered acceptance checks, JSON and the plot of a run."""
+"""Tables, the pre-registered outcome (paired test), JSON with provenance, and the plot."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from zero_selfplay.domain import N_MAX
-
-__all__ = ["acceptance", "diagnostics_table", "plot", "table", "write_json"]
+__all__ = ["diagnostics_table", "outcome", "outcome_text", "paired", "plot", "provenance", "table",
+           "write_json"]
 
 TASKS = ("deduction", "abduction")
 
@@ -99,131 +98,218 @@ def _gsm(evs: list[dict], task: str) -> str:
     return f"{g:.3f}/{s:.3f}/{m:.3f}"
 
 
-def acceptance(result: dict) -> dict[str, Any]:
-    """The pre-registered checks of issue 6, computed from a run."""
+#: The pre-registered test (see PREREGISTRATION.md): co-evolution minus seed-only,
+#: final greedy deduction accuracy, paired by seed.
+ALPHA = 0.05  # two-sided Wilcoxon signed-rank p-value must be below this
+MIN_GAIN = 0.02  # and the mean paired difference at least this
+MAX_ABDUCTION_DROP = 0.02  # and co-evolution's mean abduction change at least -this
+BOOTSTRAP = 10_000  # resamples of the seeds for the percentile 95% interval
+BOOTSTRAP_SEED = 0
+
+
+def _final(seed: dict, arm: str, task: str, kind: str = "greedy") -> float:
+    return float(seed["arms"][arm]["rounds"][-1]["eval"][task][kind])
+
+
+def paired(result: dict, arm: str = "coevolve", control: str = "seed_only",
+           task: str = "deduction") -> dict[str, Any]:
+    """Per-seed paired differences ``arm - control`` of final greedy accuracy, their
+    mean, a two-sided Wilcoxon signed-rank p-value (SciPy) and a bootstrap 95% interval."""
+    from scipy import stats
+
+    seeds = result["seeds"]
+    diff = np.array([_final(s, arm, task) - _final(s, control, task) for s in seeds])
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    boots = diff[rng.integers(0, len(diff), (BOOTSTRAP, len(diff)))].mean(1)
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    p = float(stats.wilcoxon(diff).pvalue) if len(diff) > 1 and np.any(diff != 0) else 1.0
+    return {
+        "seeds": [s["seed"] for s in seeds],
+        "difference": diff.tolist(),
+        "mean": float(diff.mean()),
+        "ci95": [float(lo), float(hi)],
+        "wilcoxon_p": p,
+    }
+
+
+def outcome(result: dict) -> dict[str, Any]:
+    """The pre-registered outcome, with the diagnostics that explain it."""
     seeds = result["seeds"]
     arms = result["arms"]
     out: dict[str, Any] = {}
-    gap = [s["base"]["deduction"]["majority"] - s["base"]["deduction"]["greedy"] for s in seeds]
-    out["1_self_consistency_gap"] = {
-        "majority_minus_greedy": gap, "met": bool(all(g >= 0.05 for g in gap)),
-    }  # fmt: skip
-
-    def gain(arm, task):
-        return [
-            _greedy(s["arms"][arm]["rounds"][-1]["eval"], task) - _greedy(s["base"], task)
-            for s in seeds
-        ]
-
-    if "oracle" in arms:
-        g = gain("oracle", "deduction")
-        out["2_oracle_gain"] = {"deduction_gain": g, "mean": float(np.mean(g)),
-                                "met": bool(np.mean(g) >= 0.04)}  # fmt: skip
     if "coevolve" in arms and "seed_only" in arms:
-        ded, abd = gain("coevolve", "deduction"), gain("coevolve", "abduction")
-        co = [_greedy(s["arms"]["coevolve"]["rounds"][-1]["eval"], "deduction") for s in seeds]
-        so = [_greedy(s["arms"]["seed_only"]["rounds"][-1]["eval"], "deduction") for s in seeds]
+        primary = paired(result)
+        abd = [_final(s, "coevolve", "abduction") - s["base"]["abduction"]["greedy"]
+               for s in seeds]  # fmt: skip
         checks = {
-            "every_seed_deduction_gain_ge_0.01": all(x >= 0.01 for x in ded),
-            "beats_seed_only_every_seed": all(c > s for c, s in zip(co, so, strict=True)),
-            "abduction_drop_le_0.02_every_seed": all(x >= -0.02 for x in abd),
+            "p_below_alpha": primary["wilcoxon_p"] < ALPHA,
+            "mean_gain_at_least": primary["mean"] >= MIN_GAIN,
+            "abduction_drop_within": float(np.mean(abd)) >= -MAX_ABDUCTION_DROP,
         }
-        out["3_headline"] = {
-            "deduction_gain": ded, "abduction_gain": abd,
-            "coevolve_deduction": co, "seed_only_deduction": so,
-            **checks, "met": bool(all(checks.values())),
-        }  # fmt: skip
-    out["4_seconds"] = {"total": result["seconds"], "met": bool(result["seconds"] < 600)}
+        out["primary"] = {**primary, "coevolve_abduction_change": abd,
+                          "coevolve_abduction_mean_change": float(np.mean(abd)),
+                          "abduction_vs_seed_only": paired(result, task="abduction"),
+                          **checks, "met": bool(all(checks.values()))}  # fmt: skip
+    for arm in arms:
+        rounds = [[s["arms"][arm]["rounds"][r] for s in seeds]
+                  for r in range(len(seeds[0]["arms"][arm]["rounds"]))]  # fmt: skip
+        out.setdefault("per_arm", {})[arm] = {
+            "deduction_gain": [_final(s, arm, "deduction") - s["base"]["deduction"]["greedy"]
+                               for s in seeds],  # fmt: skip
+            "abduction_gain": [_final(s, arm, "abduction") - s["base"]["abduction"]["greedy"]
+                               for s in seeds],  # fmt: skip
+            "kept_label_accuracy_by_round": [
+                float(sum(x["accepted_label_correct"] for x in rs)
+                      / max(sum(x["accepted"] for x in rs), 1)) for rs in rounds],  # fmt: skip
+            "majority_minus_greedy_by_round": [
+                float(np.mean([x["eval"]["deduction"]["majority"] - x["eval"]["deduction"]["greedy"]
+                               for x in rs])) for rs in rounds],  # fmt: skip
+        }
+    out["base_majority_minus_greedy"] = float(np.mean(
+        [s["base"]["deduction"]["majority"] - s["base"]["deduction"]["greedy"] for s in seeds]))
+    out["seconds"] = result["seconds"]
     return out
 
 
-def acceptance_text(acc: dict) -> str:
+def outcome_text(o: dict) -> str:
     lines = []
-    for name, v in acc.items():
-        detail = {k: _fmt(x) for k, x in v.items() if k != "met"}
-        lines.append(f"{name}: {'MET' if v['met'] else 'NOT MET'}  {detail}")
+    if "primary" in o:
+        p = o["primary"]
+        lines.append("primary: coevolve - seed_only, final greedy deduction accuracy, by seed")
+        lines.append("  seeds " + " ".join(f"{s:>6d}" for s in p["seeds"]))
+        lines.append("  diff  " + " ".join(f"{d:+.3f}" for d in p["difference"]))
+        lines.append(f"  mean {p['mean']:+.4f}  95% CI [{p['ci95'][0]:+.4f}, {p['ci95'][1]:+.4f}]"
+                     f"  Wilcoxon p = {p['wilcoxon_p']:.4f}")  # fmt: skip
+        abd = p["coevolve_abduction_mean_change"]
+        lines.append(f"  coevolve abduction change: mean {abd:+.4f}")
+        verdict = "MET" if p["met"] else "NOT MET"
+        lines.append(f"  criterion (p < {ALPHA}, mean >= {MIN_GAIN:+.2f}, abduction >= "
+                     f"{-MAX_ABDUCTION_DROP:+.2f}): {verdict}")  # fmt: skip
+    lines.append(f"{'arm':<10} {'ded gain':>9} {'abd gain':>9}  kept-label acc by round"
+                 "   majority-greedy gap by round")  # fmt: skip
+    lines.append(f"{'base':<10} {'':>9} {'':>9}  {'':<24}  {o['base_majority_minus_greedy']:.3f}")
+    for arm, v in o["per_arm"].items():
+        acc = " ".join(f"{x:.3f}" for x in v["kept_label_accuracy_by_round"])
+        gap = " ".join(f"{x:.3f}" for x in v["majority_minus_greedy_by_round"])
+        lines.append(f"{arm:<10} {np.mean(v['deduction_gain']):>+9.3f} "
+                     f"{np.mean(v['abduction_gain']):>+9.3f}  {acc:<24}  {gap}")  # fmt: skip
     return "\n".join(lines)
 
 
-def _fmt(x):
-    if isinstance(x, float):
-        return round(x, 3)
-    if isinstance(x, list):
-        return [round(v, 3) for v in x]
-    return x
+def provenance(argv: list[str] | None = None) -> dict[str, Any]:
+    """Git revision (and whether the tree was dirty), versions and a UTC timestamp."""
+    import datetime
+    import importlib.metadata as md
+    import platform
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                  check=True, timeout=20).stdout.strip()  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    status = git("status", "--porcelain", "--", str(root))
+    versions = {"python": platform.python_version()}
+    for pkg in ("zero-rewards", "jax", "jaxlib", "flax", "optax", "numpy", "scipy"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            versions[pkg] = None
+    return {
+        "git_revision": git("rev-parse", "HEAD"),
+        "git_dirty_zero_selfplay": None if status is None else bool(status),
+        "versions": versions,
+        "timestamp_utc": datetime.datetime.now(datetime.UTC).isoformat(
+            timespec="seconds"),
+        "argv": argv,
+        "machine": {"platform": platform.platform(), "cpus": __import__("os").cpu_count()},
+    }
 
 
-def write_json(result: dict, path: str) -> None:
+def write_json(result: dict, path: str, argv: list[str] | None = None) -> None:
     with open(path, "w") as f:
-        json.dump({**result, "acceptance": acceptance(result)}, f, indent=1)
+        json.dump({"provenance": provenance(argv), **result, "outcome": outcome(result)}, f,
+                  indent=1)  # fmt: skip
 
 
 def plot(result: dict, path: str) -> None:
-    """Greedy accuracy per round for each arm (both sets), the label-accuracy curve
-    by vote share, and where the Challenger's proposals went."""
+    """Headline: per-seed paired differences.  Then, per arm and round: greedy accuracy
+    on both sets, kept-label accuracy, the majority-vs-greedy gap; and the calibration
+    of the first arm (label accuracy against calibrated reliability)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    seeds = result["seeds"]
-    arms = result["arms"]
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8.5))
+    seeds, arms = result["seeds"], result["arms"]
+    o = outcome(result)
+    fig, axes = plt.subplots(2, 3, figsize=(17, 9))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, task in zip(axes[0], TASKS, strict=True):
-        for i, arm in enumerate(arms):
-            curves = np.array([
-                [_greedy(s["base"], task)]
-                + [_greedy(r["eval"], task) for r in s["arms"][arm]["rounds"]]
-                for s in seeds
-            ])  # fmt: skip
-            x = np.arange(curves.shape[1])
-            for c in curves:
-                ax.plot(x, c, color=colors[i % len(colors)], alpha=0.25, lw=1)
-            ax.plot(x, curves.mean(0), color=colors[i % len(colors)], lw=2.2, marker="o",
-                    label=arm)  # fmt: skip
-        ax.set_title(f"{task}: greedy accuracy (mean of seeds; thin: each seed)")
-        ax.set_xlabel("round (0 = base model)")
-        ax.set_ylabel("greedy accuracy on the frozen set")
+    ax = axes[0, 0]
+    if "primary" in o:
+        p = o["primary"]
+        x = np.arange(len(p["seeds"]))
+        ax.bar(x, p["difference"], color=[colors[0] if d > 0 else colors[3]
+                                          for d in p["difference"]])  # fmt: skip
+        ax.axhline(p["mean"], color="k", lw=1.5, label=f"mean {p['mean']:+.3f}")
+        ax.axhspan(*p["ci95"], color="grey", alpha=0.25, label="bootstrap 95% CI")
+        ax.axhline(MIN_GAIN, color=colors[2], ls="--", lw=1, label=f"bar {MIN_GAIN:+.2f}")
+        ax.axhline(0, color="k", lw=0.5)
         ax.set_xticks(x)
-        ax.grid(alpha=0.3)
+        ax.set_xticklabels([str(s) for s in p["seeds"]])
+        ax.set_title(f"coevolve - seed_only, greedy deduction (Wilcoxon p={p['wilcoxon_p']:.3g})")
+        ax.set_xlabel("seed")
+        ax.set_ylabel("paired difference in accuracy")
         ax.legend(fontsize=8)
-    ax = axes[1, 0]
+    for ax, task in zip((axes[0, 1], axes[0, 2]), TASKS, strict=True):
+        for i, arm in enumerate(arms):
+            curves = np.array([[_greedy(s["base"], task)]
+                               + [_greedy(r["eval"], task) for r in s["arms"][arm]["rounds"]]
+                               for s in seeds])  # fmt: skip
+            ax.plot(np.arange(curves.shape[1]), curves.mean(0), marker="o",
+                    color=colors[i % len(colors)], label=arm)  # fmt: skip
+        ax.set_title(f"{task}: greedy accuracy, mean of {len(seeds)} seeds")
+        ax.set_xlabel("round (0 = base model)")
+        ax.set_xticks(np.arange(curves.shape[1]))
+    for ax, key, title in (
+        (axes[1, 0], "kept_label_accuracy_by_round", "accuracy of the kept pseudo-labels"),
+        (axes[1, 1], "majority_minus_greedy_by_round", "deduction majority-of-K minus greedy"),
+    ):
+        for i, arm in enumerate(arms):
+            ys = o["per_arm"][arm][key]
+            if key == "majority_minus_greedy_by_round":
+                ys = [o["base_majority_minus_greedy"], *ys]
+                xs = np.arange(len(ys))
+            else:
+                xs = np.arange(1, len(ys) + 1)
+            ax.plot(xs, ys, marker="o", color=colors[i % len(colors)], label=arm)
+        ax.set_title(title + " (all seeds)")
+        ax.set_xlabel("round")
+    ax = axes[1, 2]
     main = arms[0]
-    n_rounds = len(seeds[0]["arms"][main]["rounds"])
-    for r in range(n_rounds):
-        count, right = _label_accuracy([s["arms"][main]["rounds"][r] for s in seeds])
-        k = len(count)
-        share = (np.arange(k) + 1) / k
+    for r in range(len(seeds[0]["arms"][main]["rounds"])):
+        rs = [s["arms"][main]["rounds"][r] for s in seeds]
+        count = np.sum([x["reliability_count"] for x in rs], axis=0)
+        right = np.sum([x["reliability_correct"] for x in rs], axis=0)
         ok = count > 0
-        ax.plot(share[ok], (right / np.maximum(count, 1))[ok], marker="o",
-                label=f"round {r + 1}")  # fmt: skip
-    cfg = result["config"]
-    ax.axvspan(cfg["band_low"], cfg["band_high"], color="grey", alpha=0.15, label="band")
+        mid = (np.arange(len(count)) + 0.5) / len(count)
+        ax.plot(mid[ok], (right / np.maximum(count, 1))[ok], marker="o", label=f"round {r + 1}")
     ax.plot([0, 1], [0, 1], ls=":", color="k", lw=1)
-    ax.set_title(f"{main}: majority-label accuracy by vote share (all seeds)")
-    ax.set_xlabel("vote share of the majority answer (consistency)")
-    ax.set_ylabel("share of majority labels that are correct")
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    ax = axes[1, 1]
-    width = 0.8 / max(len(arms), 1)
-    labels = ["deduction"] + [f"{n} items" for n in range(2, N_MAX + 1)]
-    for i, arm in enumerate(arms):
-        rounds = [r for s in seeds for r in s["arms"][arm]["rounds"]]
-        tasks = np.sum([r["task_count"] for r in rounds], axis=0)
-        items = np.sum([r["items_count"] for r in rounds], axis=0)
-        vals = np.concatenate([[tasks[0] / tasks.sum()], items[2:] / items.sum()])
-        ax.bar(np.arange(len(vals)) + i * width, vals, width, label=arm,
-               color=colors[i % len(colors)])  # fmt: skip
-    ax.set_xticks(np.arange(len(labels)) + width * (len(arms) - 1) / 2)
-    ax.set_xticklabels(labels)
-    ax.set_title("share of solver-phase questions: deduction, and by number of items")
-    ax.set_ylabel("share")
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=8)
+    threshold = result["config"].get("threshold")
+    if threshold is not None and result["config"].get("band") == "calibrated":
+        ax.axvline(threshold, color="grey", ls="--", lw=1, label="threshold")
+    ax.set_title(f"{main}: deduction label accuracy vs calibrated reliability")
+    ax.set_xlabel("calibrated reliability (bin centre)")
+    ax.set_ylabel("share of labels right")
+    for ax in axes.flat:
+        ax.grid(alpha=0.3)
+        if ax is not axes[0, 0]:
+            ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)

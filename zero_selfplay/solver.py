@@ -35,7 +35,12 @@ __all__ = [
     "Trace",
     "accuracy",
     "rollout",
+    "line_totals",
+    "picked_logp",
+    "picked_step_logp",
     "sample_answers",
+    "step_kl",
+    "step_log_probs",
     "teacher_trace",
     "trace_logp",
 ]
@@ -87,6 +92,7 @@ class Trace(NamedTuple):
     token: jax.Array
     active: jax.Array
     answer: jax.Array
+    item: jax.Array  # the cart slot each step visits (the hidden slot for a divide step)
 
 
 def _excluded(c: Carts) -> jax.Array:
@@ -125,6 +131,7 @@ class _Layout(NamedTuple):
     divide: jax.Array  # the divide step of an abduction row
     active: jax.Array
     start: jax.Array  # [M]: 0 for deduction, the shown total for abduction
+    item: jax.Array  # [M, steps]: the slot each step visits
 
 
 def _layout(c: Carts, order: jax.Array, steps: int) -> _Layout:
@@ -141,7 +148,8 @@ def _layout(c: Carts, order: jax.Array, steps: int) -> _Layout:
     y = jnp.where(divide, _partner(c)[:, None], quantity)
     line = jnp.where(arith, price * quantity, 0)
     start = jnp.where(abd[:, 0], c.total, 0).astype(i32)
-    return _Layout(kind, x, y, line, divide, arith | divide, start)
+    item = jnp.where(divide, c.missing[:, None], order[:, :steps]).astype(i32)
+    return _Layout(kind, x, y, line, divide, arith | divide, start, item)
 
 
 def rollout(model: ChainSolver, c: Carts, key: jax.Array | None, steps: int = N_MAX) -> Trace:
@@ -169,7 +177,7 @@ def rollout(model: ChainSolver, c: Carts, key: jax.Array | None, steps: int = N_
 
     xs = (lay.kind.T, lay.x.T, lay.y.T, lay.active.T, keys)
     answer, (states, tokens) = jax.lax.scan(body, lay.start, xs)
-    return Trace(lay.kind, states.T, lay.x, lay.y, tokens.T, lay.active, answer)
+    return Trace(lay.kind, states.T, lay.x, lay.y, tokens.T, lay.active, answer, lay.item)
 
 
 def teacher_trace(c: Carts, key: jax.Array, steps: int = N_MAX) -> Trace:
@@ -180,15 +188,49 @@ def teacher_trace(c: Carts, key: jax.Array, steps: int = N_MAX) -> Trace:
     before = after - sign * lay.line
     token = jnp.where(lay.divide, c.answer[:, None], after).astype(jnp.int32)
     return Trace(lay.kind, before.astype(jnp.int32), lay.x, lay.y, token, lay.active,
-                 c.answer.astype(jnp.int32))  # fmt: skip
+                 c.answer.astype(jnp.int32), lay.item)  # fmt: skip
+
+
+def step_log_probs(model: ChainSolver, t: Trace) -> jax.Array:
+    """Log-softmax over the vocabulary at every step of ``t``, ``[M, steps, VOCAB]``."""
+    return jax.nn.log_softmax(model(t.kind, t.state, t.x, t.y).astype(jnp.float32), axis=-1)
+
+
+def picked_step_logp(logp: jax.Array, t: Trace) -> jax.Array:
+    """Log-probability of each step's token, ``[M, steps]`` (0 on inactive steps)."""
+    picked = jnp.take_along_axis(logp, jnp.clip(t.token, 0, VOCAB - 1)[..., None], axis=-1)
+    return jnp.where(t.active, picked[..., 0], 0.0)
+
+
+def picked_logp(logp: jax.Array, t: Trace) -> jax.Array:
+    """Log-probability of each chain's tokens, summed over active steps, ``[M]``."""
+    return jnp.sum(picked_step_logp(logp, t), axis=-1)
 
 
 def trace_logp(model: ChainSolver, t: Trace) -> jax.Array:
     """Log-probability of each chain's tokens under ``model``, summed over active steps."""
-    logits = model(t.kind, t.state, t.x, t.y).astype(jnp.float32)
-    logp = jax.nn.log_softmax(logits, axis=-1)
-    picked = jnp.take_along_axis(logp, jnp.clip(t.token, 0, VOCAB - 1)[..., None], axis=-1)
-    return jnp.sum(jnp.where(t.active, picked[..., 0], 0.0), axis=-1)
+    return picked_logp(step_log_probs(model, t), t)
+
+
+def step_kl(logp: jax.Array, ref_logp: jax.Array, t: Trace) -> jax.Array:
+    """Exact ``KL(model || reference)`` over the vocabulary, summed over active steps, ``[M]``."""
+    kl = jnp.sum(jnp.exp(logp) * (logp - ref_logp), axis=-1)
+    return jnp.sum(jnp.where(t.active, kl, 0.0), axis=-1)
+
+
+def line_totals(t: Trace, n_slots: int = N_MAX) -> tuple[jax.Array, jax.Array]:
+    """The line total each sampled chain implies for every cart slot, ``[M, n_slots]``.
+
+    An add step's implied line total is ``token - state`` and a subtract step's
+    ``state - token``; it is put at the slot the step visited.  Returns the
+    implied values and a mask of the slots some add / subtract step visited
+    (padding, the hidden slot of an abduction cart and the divide step have none).
+    """
+    arith = t.active & (t.kind != DIV)
+    delta = jnp.where(t.kind == SUB, t.state - t.token, t.token - t.state)
+    onehot = jax.nn.one_hot(t.item, n_slots, dtype=jnp.int32) * arith[..., None]
+    value = jnp.sum(onehot * delta[..., None], axis=1)
+    return value.astype(jnp.int32), jnp.sum(onehot, axis=1) > 0
 
 
 def repeat(c: Carts, k: int) -> Carts:
