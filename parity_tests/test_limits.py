@@ -13,7 +13,7 @@ import pytest
 import zero_jax
 from zero_contracts import MAX_TABLE
 
-from . import matrix_oracle as oracle
+from . import cases as oracle
 
 torch = pytest.importorskip("torch", reason="the reproducers compare both twins")
 import zero_torch  # noqa: E402

@@ -2,8 +2,8 @@
 
 For a function name and a configuration (x64 on / off, batch size, integer id
 dtype and pattern, float dtype, voting method, transform) it builds valid inputs
-(``BUILDERS``), computes the expected output with the NumPy oracle
-(``matrix_oracle``), runs zero_jax (eager on NumPy input, ``jit``, ``vmap`` over a
+(``cases.BUILDERS``), computes the expected output with the NumPy oracle
+(``cases``), runs zero_jax (eager on NumPy input, ``jit``, ``vmap`` over a
 stack of two batches) and zero_torch, and checks dtypes (from the contract's
 output rule) and values: exact for bool / integer outputs, within a few units in
 the last place of the output dtype for floats.  Where the documented limits say
@@ -16,10 +16,8 @@ without a builder fails ``test_matrix.py``.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import random
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -27,252 +25,23 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
-from zero_contracts import CONTRACTS, MAX_TABLE, SCALES, SINGLETONS, Contract
+from zero_contracts import CONTRACTS, MAX_TABLE, Contract
 
-from . import matrix_oracle as oracle
+from . import cases as oracle
+from .cases import (
+    BATCHES,
+    BUILDERS,
+    EXTRA_BATCHES,
+    FLOAT_DTYPES,
+    ID_DTYPES,
+    METHODS,
+    PATTERNS,
+    TRANSFORMS,
+    Config,
+    Inputs,
+    np_dtype,
+)
 
-ID_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
-BATCHES = (1, 128, 129, 4096, 65537)
-#: Internal thresholds of single functions: group_advantages switches to its
-#: column kernel at 2**18 groups of at most 16 samples.
-EXTRA_BATCHES = {"group_advantages": (2**18 - 1, 2**18)}
-PATTERNS = ("near_limits", "negative", "sparse", "all_equal", "all_distinct", "dense")
-METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
-TRANSFORMS = ("eager", "jit", "vmap")
-
-
-def np_dtype(name: str) -> np.dtype:
-    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
-
-
-@dataclasses.dataclass(frozen=True)
-class Config:
-    x64: bool = True
-    batch: int = 129
-    id_dtype: str = "int64"
-    pattern: str = "sparse"
-    float_dtype: str = "float32"
-    method: str = "auto"
-    transform: str = "eager"
-    seed: int = 0
-
-    def label(self) -> str:
-        return (
-            f"x64={'on' if self.x64 else 'off'}-B{self.batch}-{self.id_dtype}-{self.pattern}"
-            f"-{self.float_dtype}-{self.method}-{self.transform}"
-        )
-
-
-# ------------------------------------------------------------------------- values
-
-
-def unit(rng: np.random.Generator, shape, dtype: str) -> np.ndarray:
-    """Values in [0, 1]: exact vote shares (band edges), the ends, tiny and random."""
-    dt = np_dtype(dtype)
-    k = 8
-    shares = rng.integers(0, k + 1, size=shape) / k
-    info = ml_dtypes.finfo(dt)
-    tiny = float(info.smallest_subnormal)
-    special = rng.choice(np.array([0.0, 1.0, tiny, 1 - float(info.epsneg), 0.5]), shape)
-    pick = rng.integers(0, 3, size=shape)
-    out = np.where(pick == 0, shares, np.where(pick == 1, special, rng.random(shape)))
-    return out.astype(dt)
-
-
-def ids(rng: np.random.Generator, shape, dtype: str, pattern: str, x64: bool) -> np.ndarray:
-    """Integer ids of ``dtype`` following ``pattern`` (any integers, for cluster ids)."""
-    dt = np.dtype(dtype)
-    info = np.iinfo(dt)
-    lo, hi = int(info.min), int(info.max)
-    n = int(np.prod(shape))
-    if pattern == "near_limits":
-        pool = [lo, lo + 1, hi - 1, hi, 0, 1]
-    elif pattern == "negative":
-        pool = [v for v in (-1, -7, -100, lo, lo + 3) if v >= lo] or [0, 1, 2]
-    elif pattern == "sparse":
-        pool = sorted({min(hi, v) for v in (0, 3, 97, 1000, 65_000, 10**9, 2**40, hi)})
-    elif pattern == "all_equal":
-        pool = [min(hi, 42)]
-    elif pattern == "all_distinct":
-        span = hi - lo + 1
-        if span >= n:
-            start = max(lo, min(0, hi - n + 1)) if lo < 0 else lo
-            vals = np.arange(n, dtype=np.int64 if dt.kind == "i" else np.uint64) + np.asarray(
-                start, np.int64 if dt.kind == "i" else np.uint64
-            )
-            return rng.permutation(vals).astype(dt).reshape(shape)
-        pool = list(range(lo, hi + 1))
-    else:  # dense: small non-negative ids
-        pool = list(range(min(hi, 5) + 1))
-    return np.asarray(rng.choice(np.array(pool, dtype=object), size=shape).tolist(), dt).reshape(
-        shape
-    )
-
-
-def answer_ids(rng, shape, dtype: str, pattern: str, x64: bool) -> tuple[np.ndarray, int]:
-    """Answer ids in ``[0, num_answers)`` and ``num_answers``, for voting functions."""
-    dt = np.dtype(dtype)
-    hi = int(np.iinfo(dt).max)
-    label_limit = 2**63 if x64 else 2**31  # labels are int64 / int32
-    if pattern == "near_limits":
-        n = min(hi + 1, label_limit)
-        pool = [n - 1, n - 2, 0, 1] if n > 2 else [0, 1]
-    elif pattern == "all_equal":
-        n, pool = 7, [6]
-    elif pattern in ("sparse", "negative"):
-        n = min(hi + 1, 10**9 if x64 else 2**31 - 1)
-        pool = sorted({min(n - 1, v) for v in (0, 5, 97, 10**6, n - 1)})
-    elif pattern == "all_distinct":
-        n = min(hi + 1, 1000)
-        k = shape[-1]
-        offsets = rng.integers(0, n, size=(shape[0], 1))
-        rows = (offsets + np.arange(k)) % n  # distinct within a row when n >= k
-        return rows.astype(dt), n
-    else:  # dense: a small alphabet with many ties
-        n, pool = 3, [0, 1, 2]
-    vals = rng.choice(np.array(pool, dtype=object), size=shape).tolist()
-    return np.asarray(vals, dt).reshape(shape), n
-
-
-# ----------------------------------------------------------------------- builders
-
-Inputs = tuple[dict[str, Any], dict[str, Any]]  # (arrays, hyper-parameters)
-
-
-def _fl(cfg: Config) -> str:
-    return cfg.float_dtype
-
-
-def build_uncertainty_reward(rng, cfg: Config) -> Inputs:
-    return {"consistency": unit(rng, cfg.batch, _fl(cfg))}, {}
-
-
-def build_challenger_rewards(rng, cfg: Config) -> Inputs:
-    b = cfg.batch
-    arrays = {
-        "consistency": unit(rng, b, _fl(cfg)),
-        "clusters": ids(rng, b, cfg.id_dtype, cfg.pattern, cfg.x64),
-        "valid": rng.random(b) < 0.8,
-    }
-    hypers: dict[str, Any] = {"strength": float(rng.choice([0.0, 0.5, 1.0, 2.5]))}
-    if cfg.pattern == "dense":
-        hypers["num_clusters"] = 6
-    return arrays, hypers
-
-
-def build_consensus(rng, cfg: Config) -> Inputs:
-    k = int(rng.choice([1, 5, 8]))
-    a, n = answer_ids(rng, (cfg.batch, k), cfg.id_dtype, cfg.pattern, cfg.x64)
-    return {"answers": a}, {"num_answers": n, "method": cfg.method}
-
-
-def build_majority_vote(rng, cfg: Config) -> Inputs:
-    return build_consensus(rng, cfg)
-
-
-def build_solver_rewards(rng, cfg: Config) -> Inputs:
-    arrays, hypers = build_consensus(rng, cfg)
-    arrays["format_valid"] = rng.random(arrays["answers"].shape) < 0.7
-    hypers["alpha"] = float(rng.choice([0.9, 0.6, 0.0, 1.0, 0.3]))
-    hypers = {"num_answers": hypers["num_answers"], "alpha": hypers["alpha"],
-              "method": hypers["method"]}
-    return arrays, hypers
-
-
-def build_curriculum_mask(rng, cfg: Config) -> Inputs:
-    low, high = [(0.25, 0.75), (0.2, 0.6), (0.0, 1.0), (0.5, 0.5)][int(rng.integers(0, 4))]
-    return {"consistency": unit(rng, cfg.batch, _fl(cfg))}, {"low": low, "high": high}
-
-
-def build_pseudo_rewards(rng, cfg: Config) -> Inputs:
-    k = int(rng.choice([1, 4, 8]))
-    a = ids(rng, (cfg.batch, k), cfg.id_dtype, cfg.pattern, cfg.x64)
-    # labels of another integer dtype: half of them one of the row's own answers
-    # (when it fits that dtype), so that equality across dtypes is exercised
-    other = str(rng.choice(ID_DTYPES))
-    if not cfg.x64 and np.dtype(other).itemsize == 8:
-        other = other.replace("64", "32")
-    info = np.iinfo(other)
-    y = ids(rng, cfg.batch, other, cfg.pattern, cfg.x64).astype(object)
-    own = a[np.arange(cfg.batch), rng.integers(0, k, cfg.batch)].astype(object)
-    fits = np.array([info.min <= v <= info.max for v in own.tolist()], bool)
-    take = fits & (rng.random(cfg.batch) < 0.5)
-    y = np.where(take, own, y)
-    return {"answers": a, "labels": np.asarray(y.tolist(), other)}, {}
-
-
-def build_hint_delta(rng, cfg: Config) -> Inputs:
-    t = int(rng.choice([0, 1, 5]))
-    dt = np_dtype(_fl(cfg))
-    shape = (cfg.batch, t)
-    scale = 30.0 if dt.itemsize == 2 else 1e4
-    base = (-rng.random(shape) * scale).astype(dt)
-    hinted = (-rng.random(shape) * scale).astype(dt)
-    return {"base_logp": base, "hinted_logp": hinted, "mask": rng.random(shape) < 0.6}, {}
-
-
-def build_proposer_rewards(rng, cfg: Config) -> Inputs:
-    b = cfg.batch
-    dt = np_dtype(_fl(cfg))
-    lengths = ids(rng, b, cfg.id_dtype, "dense" if cfg.pattern == "negative" else cfg.pattern,
-                  cfg.x64)
-    valid = rng.random(b) < 0.7
-    if np.iinfo(lengths.dtype).min < 0:
-        lengths = np.where(valid & (lengths < 0), 0, lengths).astype(lengths.dtype)
-    delta = np.where(valid, rng.normal(size=b) * 3, np.nan).astype(dt)
-    return {
-        "delta": delta,
-        "hint_lengths": lengths,
-        "cluster_share": unit(rng, b, _fl(cfg)),
-        "valid": valid,
-    }, {}
-
-
-def build_coder_rewards(rng, cfg: Config) -> Inputs:
-    b = cfg.batch
-    e = rng.random(b) < 0.7
-    s = np.where(e, unit(rng, b, _fl(cfg)).astype(np.float64), np.nan).astype(np_dtype(_fl(cfg)))
-    c = np.where(e, unit(rng, b, _fl(cfg)).astype(np.float64), np.nan).astype(np_dtype(_fl(cfg)))
-    return {"executed": e, "easy_accuracy": s, "consistency": c,
-            "syntax_error": rng.random(b) < 0.3}, {}
-
-
-def build_group_advantages(rng, cfg: Config) -> Inputs:
-    n = int(rng.choice([1, 2, 8])) if cfg.batch < 2**18 - 1 else 8
-    dt = np_dtype(_fl(cfg))
-    g = cfg.batch
-    kind = rng.integers(0, 3, size=(g, 1))
-    r = np.where(kind == 0, rng.integers(0, 2, (g, n)),  # binary rewards: ties, all-equal
-                 np.where(kind == 1, np.round(rng.normal(size=(g, n)), 2), 3.0))
-    hypers = {
-        "scale": str(rng.choice(SCALES)),
-        "ddof": int(rng.choice([0, 1])),
-        "eps": float(rng.choice([0.0, 1e-6, 1e-4])),
-        "singleton": str(rng.choice(SINGLETONS)),
-    }
-    mask = rng.random((g, n)) < 0.8 if rng.random() < 0.5 else None
-    return {"rewards": r.astype(dt), "mask": mask}, hypers
-
-
-def build_cluster_sizes(rng, cfg: Config) -> Inputs:
-    hypers = {"num_clusters": 6} if cfg.pattern == "dense" else {}
-    return {"ids": ids(rng, cfg.batch, cfg.id_dtype, cfg.pattern, cfg.x64)}, hypers
-
-
-def build_masked_mean(rng, cfg: Config) -> Inputs:
-    t = int(rng.choice([0, 1, 6]))
-    if rng.random() < 0.25:  # integer values are accepted too
-        v = rng.integers(-50, 50, (cfg.batch, t)).astype(cfg.id_dtype if cfg.id_dtype in (
-            "int16", "int32") else "int32")
-    else:
-        v = rng.normal(size=(cfg.batch, t)).astype(np_dtype(_fl(cfg)))
-    return {"values": v, "mask": rng.random((cfg.batch, t)) < 0.5}, {}
-
-
-BUILDERS: dict[str, Callable[[np.random.Generator, Config], Inputs]] = {
-    name: globals()[f"build_{name}"] for name in CONTRACTS if f"build_{name}" in globals()
-}
 
 #: Which axes of the matrix matter for each function (others are left at defaults).
 def axes(contract: Contract) -> dict[str, tuple[Any, ...]]:
