@@ -225,3 +225,21 @@ def test_unwrapping_examples():
     for raw, expected in cases.items():
         assert unwrap_by_definition(raw) == expected
         assert _unwrap_text_commands(raw) == expected
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(["{", "}", "\\", "\\{", "\\}", "a", "é", " "]), max_size=60).map(
+        "".join
+    ),
+    st.booleans(),
+)
+def test_vectorised_brace_matching_equals_the_scan(body, escapes):
+    # extract_boxed scans the first characters in Python and hands a box still open
+    # to NumPy; both must find the same closing brace (on long bodies too)
+    from zero_text.answers import _group_end, _scan_group_end, _vector_group_end
+
+    for text in (body, "x" * 300 + body, body * 12):
+        expected = _scan_group_end(text, escapes=escapes, limit=len(text))
+        assert _vector_group_end(text, escapes=escapes) == expected
+        assert _group_end(text, escapes=escapes) == expected

@@ -19,16 +19,41 @@ _BOXED = "\\boxed"
 _OPEN, _CLOSE, _BACKSLASH = ord("{"), ord("}"), ord("\\")
 
 
-def _group_end(body: str, *, escapes: bool) -> int | None:
-    """Index in ``body`` of the ``}`` closing a group opened just before ``body``.
+_SCAN_FIRST = 256  # a typical box closes within this many characters
 
-    Depth starts at 1; every ``{`` adds one and every ``}`` removes one, and the
-    first position where the depth reaches 0 is returned (None if it never
-    does). With ``escapes``, a brace preceded by an odd run of backslashes is
-    literal, exactly as a scan that skips the character after each backslash.
-    Vectorised with NumPy on the UTF-8 bytes (braces and backslashes are ASCII
-    and never occur inside a multi-byte sequence), so the cost is linear with a
-    small constant even for a megabyte of braces.
+
+def _scan_group_end(body: str, *, escapes: bool, limit: int) -> int | None:
+    """Index in ``body[:limit]`` of the ``}`` closing a group opened just before ``body``.
+
+    Depth starts at 1; every ``{`` adds one and every ``}`` removes one; the
+    first position where the depth reaches 0 is returned, None if it is not
+    within the first ``limit`` characters. With ``escapes``, the character after
+    a backslash is skipped (so ``\\{`` and ``\\}`` are literal).
+    """
+    depth = 1
+    i = 0
+    while i < limit:
+        ch = body[i]
+        if ch == "\\" and escapes:
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _vector_group_end(body: str, *, escapes: bool) -> int | None:
+    """:func:`_scan_group_end` over all of ``body``, vectorised with NumPy.
+
+    Works on the UTF-8 bytes (braces and backslashes are ASCII and never occur
+    inside a multi-byte sequence): a brace is literal when an odd run of
+    backslashes precedes it, and the depth is a cumulative sum, so the cost is
+    linear with a small constant even for a megabyte of braces.
     """
     raw = body.encode("utf-8", "surrogatepass")
     if not raw:
@@ -52,6 +77,19 @@ def _group_end(body: str, *, escapes: bool) -> int | None:
     if not below[first]:
         return None
     return len(raw[:first].decode("utf-8", "surrogatepass"))
+
+
+def _group_end(body: str, *, escapes: bool) -> int | None:
+    """Closing index of the group (see :func:`_scan_group_end`), linear time on any input.
+
+    A short Python scan settles the usual case; a box still open after it is
+    finished by the vectorised count.
+    """
+    limit = min(len(body), _SCAN_FIRST)
+    end = _scan_group_end(body, escapes=escapes, limit=limit)
+    if end is not None or limit == len(body):
+        return end
+    return _vector_group_end(body, escapes=escapes)
 
 
 def extract_boxed(text: str) -> str | None:
