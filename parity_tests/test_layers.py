@@ -146,6 +146,8 @@ def test_the_scanner_sees_local_and_relative_imports():
     got = {i.module for i in imports_of("from .a import b\n", "pkg.sub", is_package=True)}
     assert got == {"pkg.sub.a"}
     assert dynamic_imports_of(source) == [(9, "import_module")]
+    private = "import zero_jax, zero_jax.r_zero\nfrom zero_torch import _checks, consensus\n"
+    assert private_uses(private) == [(1, "zero_jax.r_zero"), (2, "zero_torch._checks")]
 
 
 def test_every_project_package_has_a_layer():
@@ -183,6 +185,58 @@ def test_the_library_reaches_no_module_by_a_name_string(package):
     assert not bad, f"{package} must import modules statically, not by name:\n  " + "\n  ".join(
         bad
     )
+
+
+# --------------------------------------------------------------------------- applications
+#: Application modules allowed to reach into a library package's private parts, and why.
+PRIVATE_USE = {
+    "bench.worker": "times zero_jax's validation step alone (zero_jax._checks.arrays)",
+}
+
+
+def private_uses(source: str) -> list[tuple[int, str]]:
+    """Imports below a library package's public surface: ``import zero_jax.r_zero``,
+    ``from zero_jax.primitives import ...``, ``from zero_jax import _checks``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [
+                (node.lineno, alias.name)
+                for alias in node.names
+                if alias.name.split(".")[0] in LIBRARY and "." in alias.name
+            ]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            root = node.module.split(".")[0]
+            if root not in LIBRARY:
+                continue
+            if "." in node.module:
+                found.append((node.lineno, node.module))
+            found += [
+                (node.lineno, f"{node.module}.{alias.name}")
+                for alias in node.names
+                if alias.name.startswith("_")
+            ]
+    return found
+
+
+@pytest.mark.parametrize("package", APPLICATIONS[:-1])  # the tests may look inside
+def test_applications_use_the_public_api_of_the_library(package):
+    bad = [
+        f"{module_name(path)} ({path.relative_to(ROOT)}:{line}) imports {name}"
+        for path in sources(package)
+        if module_name(path) not in PRIVATE_USE
+        for line, name in private_uses(path.read_text(encoding="utf-8"))
+    ]
+    assert not bad, (
+        f"{package} must use the library's public API (`import zero_jax`, "
+        "`from zero_contracts import CONTRACTS`), not its modules:\n  " + "\n  ".join(bad)
+    )
+
+
+def test_the_private_use_list_is_current():
+    for module in PRIVATE_USE:
+        path = ROOT / (module.replace(".", "/") + ".py")
+        assert private_uses(path.read_text(encoding="utf-8")), f"{module} no longer needs it"
 
 
 # --------------------------------------------------------------------------- layers
