@@ -23,8 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from zero_contracts import CONTRACTS, Contract
+from zero_contracts import Contract
 from zero_contracts import messages as msg
+from zero_contracts import validate as V
 
 __all__ = ["checked"]
 
@@ -105,132 +106,58 @@ def _to_array(name: str, x: Any) -> jax.Array:
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__)) from e
 
 
-def _kind(name: str, x: jax.Array, kind: str) -> None:
-    dtype = x.dtype
-    if kind == "float" and not jnp.issubdtype(dtype, jnp.floating):
-        raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
-    if kind == "int" and not jnp.issubdtype(dtype, jnp.integer):
-        raise TypeError(msg.NOT_INT.format(name=name, dtype=dtype))
-    if kind == "bool" and dtype != jnp.bool_:
-        raise TypeError(msg.NOT_BOOL.format(name=name, dtype=dtype))
-    if kind == "real" and not (
-        jnp.issubdtype(dtype, jnp.floating) or jnp.issubdtype(dtype, jnp.integer)
-    ):
-        raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
-
-
 def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
     """Validate the array arguments of ``contract`` (in signature order).
 
-    Checks kind, rank, non-empty axes and that shared shape symbols agree; returns
-    the arguments as JAX arrays (``None`` stays ``None`` for an optional one).
+    Checks kind, rank, non-empty axes and that shared shape symbols agree (see
+    :class:`zero_contracts.validate.Shapes`); returns the arguments as JAX arrays
+    (``None`` stays ``None`` for an absent optional one).
     """
-    spec = CONTRACTS[contract] if isinstance(contract, str) else contract
-    bound: dict[str, tuple[int, str, tuple[int, ...]]] = {}
+    spec = V.contract(contract)
+    shapes = V.Shapes()
     out: list[Any] = []
-    first = None
     for arg, value in zip(spec.args, values, strict=True):
         if value is None and arg.optional:
             out.append(None)
             continue
         x = _to_array(arg.name, value)
-        _kind(arg.name, x, arg.kind)
-        shape = tuple(x.shape)
-        if arg.shape is None:
-            if x.ndim < 1:
-                raise ValueError(msg.RANK.format(name=arg.name, shape="[..., T]", got=shape))
-            if first is not None:
-                try:
-                    jnp.broadcast_shapes(first[1], shape)
-                except ValueError:
-                    raise ValueError(
-                        msg.SAME_SHAPE.format(
-                            name=arg.name, ref=first[0], ref_shape=first[1], got=shape
-                        )
-                    ) from None
-            else:
-                first = (arg.name, shape)
-            out.append(x)
-            continue
-        text = arg.shape_text
-        if x.ndim != len(arg.shape):
-            raise ValueError(msg.RANK.format(name=arg.name, shape=text, got=shape))
-        if arg.nonempty:
-            empty = any(d == 0 for s, d in zip(arg.shape, shape, strict=True) if s in arg.nonempty)
-            if empty:
-                if set(arg.nonempty) != set(arg.shape):
-                    text = text + " with " + ", ".join(f"{s} >= 1" for s in arg.nonempty)
-                raise ValueError(msg.EMPTY.format(name=arg.name, shape=text, got=shape))
-        _bind(arg.name, arg.shape, shape, bound)
+        dtype = x.dtype
+        V.check_kind(
+            arg.name,
+            arg.kind,
+            dtype,
+            floating=bool(jnp.issubdtype(dtype, jnp.floating)),
+            integer=bool(jnp.issubdtype(dtype, jnp.integer)),
+            boolean=dtype == jnp.bool_,
+        )
+        shapes.check(arg, tuple(x.shape))
         out.append(x)
     return tuple(out)
-
-
-def _bind(
-    name: str,
-    symbols: tuple[str, ...],
-    shape: tuple[int, ...],
-    bound: dict[str, tuple[int, str, tuple[int, ...]]],
-) -> None:
-    """Record each shape symbol's size; raise when it disagrees with an earlier argument."""
-    for symbol, size in zip(symbols, shape, strict=True):
-        if symbol not in bound:
-            continue
-        ref_size, ref_name, ref_shape = bound[symbol]
-        if size != ref_size:
-            if len(ref_shape) == len(shape):
-                raise ValueError(
-                    msg.SAME_SHAPE.format(name=name, ref=ref_name, ref_shape=ref_shape, got=shape)
-                )
-            raise ValueError(
-                msg.SAME_BATCH.format(name=name, size=ref_size, ref=ref_name, got=size)
-            )
-    for symbol, size in zip(symbols, shape, strict=True):
-        bound.setdefault(symbol, (size, name, shape))
 
 
 # -------------------------------------------------------------------- hyper-parameters
 
 
-def _concrete(x: Any) -> float | None:
+def _number(name: str, x: Any) -> float | None:
     """The Python value of a real hyper-parameter, or None when it is traced."""
     if isinstance(x, jax.core.Tracer):
+        if x.shape != ():
+            raise TypeError(msg.NOT_SCALAR_SHAPE.format(name=name, got=tuple(x.shape)))
         return None
+    bad = TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
     if isinstance(x, (bool, str, bytes)) or x is None:
-        raise TypeError
+        raise bad
     if isinstance(x, numbers.Real):
         return float(x)
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError):
+        raise bad from None
     if arr.shape != () or not (
         np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
     ):
-        raise TypeError
+        raise bad
     return float(arr)
-
-
-def real(name: str, x: Any, lo: float | None, hi: float | None, expected: str) -> float | None:
-    """Validate a real hyper-parameter; returns its value, or None when traced."""
-    try:
-        value = _concrete(x)
-    except TypeError:
-        raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__)) from None
-    if value is None:
-        shape = getattr(x, "shape", ())
-        if shape != ():
-            raise TypeError(msg.NOT_SCALAR_SHAPE.format(name=name, got=tuple(shape)))
-        return None
-    if not np.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ValueError(msg.OUT_OF_RANGE.format(name=name, expected=expected, value=value))
-    return value
-
-
-def count(name: str, x: Any) -> int:
-    """A static positive integer such as ``num_answers``."""
-    if isinstance(x, bool) or not isinstance(x, (numbers.Integral, np.integer)):
-        raise TypeError(msg.NOT_STATIC_INT.format(name=name, got=type(x).__name__))
-    if x < 1:
-        raise ValueError(msg.TOO_SMALL.format(name=name, low=1, value=x))
-    return int(x)
 
 
 def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
@@ -238,30 +165,7 @@ def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
 
     Real hyper-parameters map to their Python value, or ``None`` when traced.
     """
-    spec = CONTRACTS[contract] if isinstance(contract, str) else contract
-    out: dict[str, Any] = {}
-    for name, value in values.items():
-        h = spec.hyper(name)
-        if h.kind == "real":
-            out[name] = real(name, value, h.lo, h.hi, h.expected)
-        elif h.kind == "count":
-            out[name] = None if (value is None and h.optional) else count(name, value)
-        elif h.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-                raise TypeError(msg.NOT_INT_PARAM.format(name=name, got=type(value).__name__))
-            if h.lo is not None and value < h.lo:
-                raise ValueError(msg.TOO_SMALL.format(name=name, low=int(h.lo), value=value))
-            out[name] = int(value)
-        else:
-            if not isinstance(value, str) or value not in h.choices:
-                raise ValueError(msg.CHOICE.format(name=name, allowed=h.choices, value=value))
-            out[name] = value
-    ordered = spec.extra.get("ordered")
-    if ordered and all(out.get(n) is not None for n in ordered):
-        lo, hi = (out[n] for n in ordered)
-        if lo > hi:
-            raise ValueError(msg.BAND_ORDER.format(low=lo, high=hi))
-    return out
+    return V.hyper_values(contract, values, _number)
 
 
 def label_range(name: str, answers: jax.Array, num_answers: int) -> None:
@@ -304,11 +208,8 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
     ``named`` maps argument and hyper-parameter names to their (traced) values;
     static hyper-parameters such as ``num_answers`` are Python ints.
     """
-    spec = CONTRACTS[contract] if isinstance(contract, str) else contract
-    for arg in spec.args:
-        x = named.get(arg.name)
-        if arg.value is None or x is None:
-            continue
+    spec = V.contract(contract)
+    for arg, x, gate in V.value_rules(spec, named):
         if arg.value == "unit":
             ok = (x >= 0) & (x <= 1)
         elif arg.value == "finite":
@@ -316,35 +217,21 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
         elif arg.value == "nonneg":
             ok = _nonneg(x)
         else:  # ids in [0, bound)
-            bound = named.get(arg.bound) if arg.bound else None
-            if bound is None:
-                continue
-            ok = _nonneg(x) & _below(x, bound)
-        gate = named.get(arg.where) if arg.where else None
+            ok = _nonneg(x) & _below(x, named[arg.bound or ""])
         if gate is not None:
             ok = ok | ~gate
-        if arg.value == "unit" and arg.where:
-            text = msg.UNIT_WHERE.format(name=arg.name, where=arg.where)
-        elif arg.value == "unit":
-            text = msg.UNIT.format(name=arg.name)
-        elif arg.value == "finite":
-            text = msg.FINITE.format(name=arg.name)
-        elif arg.value == "nonneg":
-            text = msg.NONNEG.format(name=arg.name)
-        else:
-            text = msg.IDS.format(name=arg.name, bound=arg.bound, count=bound)
-        _check(ok, text)
-    ordered = spec.extra.get("ordered", ())
-    for h in spec.hypers:
-        if h.kind != "real" or h.name in ordered or h.name not in named:
+        _check(ok, V.value_message(arg, named))
+    for name, lo, hi, message in V.traced_hypers(spec):
+        if name not in named:
             continue
-        v = jnp.asarray(named[h.name])
+        v = jnp.asarray(named[name])
         ok = jnp.isfinite(v)
-        if h.lo is not None:
-            ok = ok & (v >= h.lo)
-        if h.hi is not None:
-            ok = ok & (v <= h.hi)
-        _check(ok, msg.TRACED_RANGE.format(name=h.name, expected=h.expected))
+        if lo is not None:
+            ok = ok & (v >= lo)
+        if hi is not None:
+            ok = ok & (v <= hi)
+        _check(ok, message)
+    ordered = spec.extra.get("ordered", ())
     if ordered:
-        lo, hi = (jnp.asarray(named[n]) for n in ordered)
-        _check((lo >= 0) & (lo <= hi) & (hi <= 1), msg.BAND_TRACED)
+        low, high = (jnp.asarray(named[n]) for n in ordered)
+        _check((low >= 0) & (low <= high) & (high <= 1), msg.BAND_TRACED)

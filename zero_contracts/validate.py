@@ -1,0 +1,189 @@
+"""The framework-neutral half of validation, shared by both twins.
+
+Everything here works on plain Python values (shapes as tuples, hyper-parameters
+as numbers), so zero_jax and zero_torch check kinds, shapes, hyper-parameters and
+build data-check messages with the same code; each twin only turns its own arrays
+into those plain values and evaluates the data predicates in its framework.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from zero_contracts import messages as msg
+from zero_contracts.spec import CONTRACTS, Arg, Contract
+
+__all__ = [
+    "Shapes",
+    "check_kind",
+    "contract",
+    "hyper_values",
+    "value_message",
+    "value_rules",
+]
+
+
+def contract(spec: Contract | str) -> Contract:
+    """The contract named ``spec`` (or ``spec`` itself)."""
+    return CONTRACTS[spec] if isinstance(spec, str) else spec
+
+
+def check_kind(name: str, kind: str, dtype: Any, *, floating: bool, integer: bool,
+               boolean: bool) -> None:
+    """Raise ``TypeError`` unless a dtype with these properties suits ``kind``."""
+    if kind == "float" and not floating:
+        raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
+    if kind == "int" and not integer:
+        raise TypeError(msg.NOT_INT.format(name=name, dtype=dtype))
+    if kind == "bool" and not boolean:
+        raise TypeError(msg.NOT_BOOL.format(name=name, dtype=dtype))
+    if kind == "real" and not (floating or integer):
+        raise TypeError(msg.NOT_FLOAT.format(name=name, dtype=dtype))
+
+
+def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return all(x == y or x == 1 or y == 1 for x, y in zip(a[::-1], b[::-1], strict=False))
+
+
+class Shapes:
+    """Checks the shapes of one call's arguments against their symbols.
+
+    ``check(arg, shape)`` verifies the rank, the non-empty axes and that every shape
+    symbol has the size an earlier argument gave it (``same shape`` when the two
+    arguments have the same symbols, ``batch size`` otherwise); arguments with no
+    symbols (``shape=None``) need rank >= 1 and must broadcast with the first one.
+    """
+
+    def __init__(self) -> None:
+        self.bound: dict[str, tuple[int, str, tuple[int, ...]]] = {}
+        self.first: tuple[str, tuple[int, ...]] | None = None
+
+    def check(self, arg: Arg, shape: tuple[int, ...]) -> None:
+        if arg.shape is None:
+            if len(shape) < 1:
+                raise ValueError(msg.RANK.format(name=arg.name, shape="[..., T]", got=shape))
+            if self.first is not None and not _broadcastable(self.first[1], shape):
+                raise ValueError(
+                    msg.SAME_SHAPE.format(
+                        name=arg.name, ref=self.first[0], ref_shape=self.first[1], got=shape
+                    )
+                )
+        else:
+            text = arg.shape_text
+            if len(shape) != len(arg.shape):
+                raise ValueError(msg.RANK.format(name=arg.name, shape=text, got=shape))
+            pairs = list(zip(arg.shape, shape, strict=True))
+            if any(d == 0 for s, d in pairs if s in arg.nonempty):
+                if set(arg.nonempty) != set(arg.shape):
+                    text = text + " with " + ", ".join(f"{s} >= 1" for s in arg.nonempty)
+                raise ValueError(msg.EMPTY.format(name=arg.name, shape=text, got=shape))
+            for symbol, size in pairs:
+                if symbol in self.bound and self.bound[symbol][0] != size:
+                    ref_size, ref_name, ref_shape = self.bound[symbol]
+                    if len(ref_shape) == len(shape):
+                        raise ValueError(
+                            msg.SAME_SHAPE.format(
+                                name=arg.name, ref=ref_name, ref_shape=ref_shape, got=shape
+                            )
+                        )
+                    raise ValueError(
+                        msg.SAME_BATCH.format(name=arg.name, size=ref_size, ref=ref_name, got=size)
+                    )
+            for symbol, size in pairs:
+                self.bound.setdefault(symbol, (size, arg.name, shape))
+        if self.first is None:
+            self.first = (arg.name, shape)
+
+
+def _count(name: str, x: Any) -> int:
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(msg.NOT_STATIC_INT.format(name=name, got=type(x).__name__))
+    if x < 1:
+        raise ValueError(msg.TOO_SMALL.format(name=name, low=1, value=x))
+    return int(x)
+
+
+def hyper_values(
+    spec: Contract | str,
+    values: Mapping[str, Any],
+    number: Callable[[str, Any], float | None],
+) -> dict[str, Any]:
+    """Validate hyper-parameters by their contract; returns their Python values.
+
+    ``number(name, x)`` turns a real hyper-parameter into a float, or ``None`` when
+    it is traced (it raises ``TypeError`` for anything that is not a real scalar).
+    """
+    spec = contract(spec)
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        h = spec.hyper(name)
+        if h.kind == "real":
+            v = number(name, value)
+            if v is not None and (
+                not math.isfinite(v) or (h.lo is not None and v < h.lo)
+                or (h.hi is not None and v > h.hi)
+            ):
+                raise ValueError(msg.OUT_OF_RANGE.format(name=name, expected=h.expected, value=v))
+            out[name] = v
+        elif h.kind == "count":
+            out[name] = None if (value is None and h.optional) else _count(name, value)
+        elif h.kind == "int":
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(msg.NOT_INT_PARAM.format(name=name, got=type(value).__name__))
+            if h.lo is not None and value < h.lo:
+                raise ValueError(msg.TOO_SMALL.format(name=name, low=int(h.lo), value=value))
+            out[name] = int(value)
+        else:
+            if not isinstance(value, str) or value not in h.choices:
+                raise ValueError(msg.CHOICE.format(name=name, allowed=h.choices, value=value))
+            out[name] = value
+    ordered = spec.extra.get("ordered")
+    if ordered and all(out.get(n) is not None for n in ordered):
+        lo, hi = (out[n] for n in ordered)
+        if lo > hi:
+            raise ValueError(msg.BAND_ORDER.format(low=lo, high=hi))
+    return out
+
+
+def value_rules(
+    spec: Contract | str, named: Mapping[str, Any]
+) -> Iterator[tuple[Arg, Any, Any]]:
+    """The data rules that apply to this call: ``(arg, value, gate or None)``.
+
+    Skips absent arguments and ids with no bound (e.g. ``num_clusters=None``).
+    """
+    for arg in contract(spec).args:
+        x = named.get(arg.name)
+        if arg.value is None or x is None:
+            continue
+        if arg.value == "ids" and named.get(arg.bound or "") is None:
+            continue
+        yield arg, x, (named.get(arg.where) if arg.where else None)
+
+
+def value_message(arg: Arg, named: Mapping[str, Any]) -> str:
+    """The error message of ``arg``'s data rule."""
+    if arg.value == "unit":
+        if arg.where:
+            return msg.UNIT_WHERE.format(name=arg.name, where=arg.where)
+        return msg.UNIT.format(name=arg.name)
+    if arg.value == "finite":
+        return msg.FINITE.format(name=arg.name)
+    if arg.value == "nonneg":
+        return msg.NONNEG.format(name=arg.name)
+    return msg.IDS.format(name=arg.name, bound=arg.bound, count=named[arg.bound or ""])
+
+
+def traced_hypers(spec: Contract | str) -> Iterator[tuple[str, float | None, float | None, str]]:
+    """Real hyper-parameters checked on the data: ``(name, lo, hi, message)``.
+
+    The ordered pair (``low <= high``) is checked as one, with ``BAND_TRACED``.
+    """
+    spec = contract(spec)
+    ordered = spec.extra.get("ordered", ())
+    for h in spec.hypers:
+        if h.kind == "real" and h.name not in ordered:
+            yield h.name, h.lo, h.hi, msg.TRACED_RANGE.format(name=h.name, expected=h.expected)
