@@ -518,7 +518,11 @@ def test_group_answers_first_seen_and_ties():
 def test_group_answers_unparseable_policies():
     row = ["no answer", box("2"), "still none", box("2"), r"\boxed{}"]
     ids, num = zt.group_answers([row])
-    assert ids.tolist() == [[0, 1, 2, 1, 3]] and num == 4
+    # distinct: unparseable replies are numbered after every parsed answer of the row
+    assert ids.tolist() == [[1, 0, 2, 0, 3]] and num == 4
+    # so an unparseable reply never wins a tie against a parsed answer
+    ids, _ = zt.group_answers([["none here", box("8"), box("9")]])
+    assert ids.tolist() == [[2, 0, 1]]
     ids, num = zt.group_answers([row], unparseable="bucket")
     assert ids.tolist() == [[0, 1, 0, 1, 0]] and num == 2
     # the published bucket can win the vote
@@ -536,7 +540,7 @@ def test_boxed_none_is_an_answer_except_under_r_zero():
     # reply with no box; only the R-Zero policy merges them, as its extractor does
     row = [box("None"), "no box at all", box("None"), box("7"), r"\boxed{unclosed"]
     ids, _ = zt.group_answers([row])
-    assert ids.tolist() == [[0, 1, 0, 2, 3]]
+    assert ids.tolist() == [[0, 2, 0, 1, 3]]
     ids, _ = zt.group_answers([row], unparseable="bucket")
     assert ids.tolist() == [[0, 1, 0, 2, 1]]
     ids, _ = zt.group_answers([row], unparseable="r_zero")

@@ -140,8 +140,10 @@ def group_answers(
         replies: B rows of K raw replies each (``list[list[str]]`` or any
             nested sequence); all rows must have the same K.
         unparseable: ``"distinct"`` (default) gives every unparseable reply a
-            fresh id of its own, so it can never form a majority with
-            anything. ``"bucket"`` puts all unparseable replies of a row under
+            fresh id of its own, numbered after every parsed answer of the
+            row, so it never forms a majority with anything and loses every
+            tie: a row with any parsed answer is labelled with one (a row
+            with none gets its first unparseable reply at ``p = 1 / K``). ``"bucket"`` puts all unparseable replies of a row under
             one shared id, created at the first such reply like any answer, so
             "no answer" can win the vote. A reply that boxes the word
             ``None`` is an ordinary answer under both.
@@ -215,7 +217,7 @@ def group_answers(
         representatives: list[str] = []  # index = id of a parsed-answer group
         rep_ids: list[int] = []
         bucket_id: int | None = None
-        skipped: list[int] = []  # r_zero: columns of empty boxes, numbered last
+        skipped: list[int] = []  # columns numbered after every answer of the row
         next_id = 0
         for k, reply in enumerate(row):
             if unparseable == "r_zero":
@@ -234,8 +236,7 @@ def group_answers(
                         next_id += 1
                     ids[b, k] = bucket_id
                 else:
-                    ids[b, k] = next_id
-                    next_id += 1
+                    skipped.append(k)  # distinct ids after every parsed answer
                 continue
             found = exact_ids.get(answer)
             if found is None and checker is not None:
