@@ -4,10 +4,14 @@ Everything knowable while tracing (kinds, ranks, shapes, dtypes, concrete Python
 hyper-parameters, NumPy ids too wide for the enabled integer types) is checked by
 :func:`arrays` and :func:`hypers` and raises ``TypeError`` / ``ValueError``.
 Checks that need the data (ids in range, finite scores, values in [0, 1], traced
-hyper-parameters) are emitted by :func:`data_checks` inside the jitted kernels as
-:func:`jax.experimental.checkify.debug_check`: a no-op that compiles to nothing
-unless the computation runs under :func:`checked`.  The traced program is the
-same with and without ``checked``, so jit caches never mix the two.
+hyper-parameters) are emitted by :func:`data_checks` inside the jitted kernels,
+as :func:`jax.experimental.checkify.check`, only while :func:`checked` runs.
+``checked`` switches them on through a JAX *user context*
+(:func:`jax.make_user_context`), which is part of every jit cache key: a jitted
+step traced with checks and the same step traced without them are two cache
+entries, so plain calls never carry (or pay for) a check and checked calls never
+reuse an unchecked trace.  On a JAX without user contexts the checks are
+``checkify.debug_check``, correct in both modes but slower on the plain path.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _SUFFIX = re.compile(r"\s*\(`check` failed.*\)\s*$", re.DOTALL)
 
+_make_user_context = getattr(jax, "make_user_context", None)
+#: True while ``checked`` runs; part of the jit cache key (see the module docstring).
+_CHECKING = _make_user_context(False) if _make_user_context is not None else None
+
 
 def checked(fn: F) -> F:
     """Wrap ``fn`` so that the library's data checks run and raise ``ValueError``.
@@ -54,7 +62,11 @@ def checked(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         run = checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)
-        err, out = run()
+        if _CHECKING is None:
+            err, out = run()
+        else:
+            with _CHECKING(True):
+                err, out = run()
         message = err.get()
         if message is not None:
             raise ValueError(_SUFFIX.sub("", message))
@@ -185,8 +197,16 @@ def label_range(name: str, answers: jax.Array, num_answers: int) -> None:
 # ----------------------------------------------------------------------- data checks
 
 
+def checking() -> bool:
+    """Whether data checks are being emitted (a ``checked`` call is tracing)."""
+    return _CHECKING is None or bool(_CHECKING.value)
+
+
 def _check(pred: jax.Array, message: str) -> None:
-    checkify.debug_check(jnp.all(pred), message)
+    if _CHECKING is None:
+        checkify.debug_check(jnp.all(pred), message)
+    else:
+        checkify.check(jnp.all(pred), message)
 
 
 def _below(x: jax.Array, bound: int) -> jax.Array:
@@ -208,6 +228,8 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
     ``named`` maps argument and hyper-parameter names to their (traced) values;
     static hyper-parameters such as ``num_answers`` are Python ints.
     """
+    if not checking():
+        return
     spec = V.contract(contract)
     for arg, x, gate in V.value_rules(spec, named):
         if arg.value == "unit":
