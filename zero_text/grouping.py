@@ -143,9 +143,10 @@ def group_answers(
             fresh id of its own, numbered after every parsed answer of the
             row, so it never forms a majority with anything and loses every
             tie: a row with any parsed answer is labelled with one (a row
-            with none gets its first unparseable reply at ``p = 1 / K``). ``"bucket"`` puts all unparseable replies of a row under
-            one shared id, created at the first such reply like any answer, so
-            "no answer" can win the vote. A reply that boxes the word
+            with none gets its first unparseable reply at ``p = 1 / K``).
+            ``"bucket"`` puts all unparseable replies of a row under one shared
+            id, created at the first such reply like any answer, so "no
+            answer" can win the vote. A reply that boxes the word
             ``None`` is an ordinary answer under both.
             ``"r_zero"`` reproduces the vote of R-Zero's solver service
             (``vllm_service_init/start_vllm_server.py``): answers are read with
