@@ -118,6 +118,21 @@ def _to_array(name: str, x: Any) -> jax.Array:
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__)) from e
 
 
+#: Signatures that passed validation: ``(contract, ((dtype, shape) | None, ...))`` for
+#: calls whose arrays are all JAX arrays or tracers (their values are never read
+#: here).  A repeated signature skips the checks, so validation costs once per
+#: signature, like tracing; failures are never cached.
+_VALID_ARRAYS: dict[Any, None] = {}
+_VALID_HYPERS: dict[Any, dict[str, Any]] = {}
+_CACHE_LIMIT = 4096
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
 def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
     """Validate the array arguments of ``contract`` (in signature order).
 
@@ -125,6 +140,30 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
     :class:`zero_contracts.validate.Shapes`); returns the arguments as JAX arrays
     (``None`` stays ``None`` for an absent optional one).
     """
+    key = None
+    if all(v is None or type(v) in _ARRAY_TYPES or _is_array(v) for v in values):
+        key = (contract, tuple(None if v is None else (v.dtype, v.shape) for v in values))
+        if key in _VALID_ARRAYS:
+            return values
+    out = _validate_arrays(contract, values)
+    if key is not None:
+        _remember(_VALID_ARRAYS, key, None)
+    return out
+
+
+_ARRAY_TYPES: set[type] = set()
+
+
+def _is_array(v: Any) -> bool:
+    """``isinstance(v, jax.Array)``, remembering the concrete types seen (a set
+    lookup is cheaper than the abstract-class check on every call)."""
+    if isinstance(v, jax.Array):
+        _ARRAY_TYPES.add(type(v))
+        return True
+    return False
+
+
+def _validate_arrays(contract: Contract | str, values: tuple[Any, ...]) -> tuple[jax.Array, ...]:
     spec = V.contract(contract)
     shapes = V.Shapes()
     out: list[Any] = []
@@ -176,14 +215,30 @@ def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
     """Validate hyper-parameters by their contract; returns their static values.
 
     Real hyper-parameters map to their Python value, or ``None`` when traced.
+    Results for plain Python values are remembered (keyed with their types, so
+    ``True`` never passes for ``1``).
     """
-    return V.hyper_values(contract, values, _number)
+    try:
+        key = (contract, tuple((k, type(v), v) for k, v in values.items()))
+        hit = _VALID_HYPERS.get(key)
+    except TypeError:  # a traced or array-valued hyper-parameter: not hashable
+        return V.hyper_values(contract, values, _number)
+    if hit is not None:
+        return hit
+    out = V.hyper_values(contract, values, _number)
+    _remember(_VALID_HYPERS, key, out)
+    return out
 
 
 def label_range(name: str, answers: jax.Array, num_answers: int) -> None:
     """Raise when labels in ``[0, num_answers)`` cannot be held by the canonical int."""
-    largest = min(num_answers, int(jnp.iinfo(answers.dtype).max) + 1) - 1
-    limit = int(jnp.iinfo(int_dtype()).max)
+    _label_range(np.dtype(answers.dtype), num_answers, np.dtype(int_dtype()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _label_range(dtype: np.dtype, num_answers: int, labels: np.dtype) -> None:
+    largest = min(num_answers, int(np.iinfo(dtype).max) + 1) - 1
+    limit = int(np.iinfo(labels).max)
     if largest > limit:
         hint = " or enable x64 for int64 labels" if int_dtype() == np.int32 else ""
         raise ValueError(
