@@ -5,8 +5,9 @@ in a fresh process.
 
 Backends: ``jax`` (zero_jax with x64 on, the contract dtypes; every call ends in
 ``block_until_ready``), ``torch`` (zero_torch eager), ``torch_compile``
-(``torch.compile`` of the zero_torch functions, default settings) and ``numpy``
-(:mod:`bench.numpy_impl`).
+(``torch.compile`` of the zero_torch functions, default settings), ``numpy``
+(:mod:`bench.numpy_impl`) and ``jax_bare`` (:mod:`bench.bare`: one plain ``jax.jit`` of
+the same math per function, no validation; the reference of the public call's overhead).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ import numpy as np
 
 from bench import cases as C
 
-BACKENDS = ("jax", "jax_sync", "jax_thp", "torch", "torch_compile", "numpy")
-JAX_BACKENDS = ("jax", "jax_sync", "jax_thp")
+BACKENDS = ("jax", "jax_bare", "jax_sync", "jax_thp", "torch", "torch_compile", "numpy")
+JAX_BACKENDS = ("jax", "jax_bare", "jax_sync", "jax_thp")
 
 #: ``jax_sync`` is zero_jax with ``jax_cpu_enable_async_dispatch`` off (each call runs
 #: on the calling thread instead of being handed to a runtime thread).
@@ -53,6 +54,10 @@ class Backend:
             import zero_jax
 
             self.jax, self.lib = jax, zero_jax
+            if name == "jax_bare":
+                from bench import bare
+
+                self.lib = bare
             self.versions["jax"] = jax.__version__
             self.versions["jaxlib"] = getattr(sys.modules.get("jaxlib"), "__version__", "?")
         elif name in ("torch", "torch_compile"):
