@@ -156,7 +156,8 @@ def _jax(c: D.Carts) -> D.Carts:
 
 
 def test_no_arm_trains_on_an_evaluation_cart():
-    cfg = dataclasses.replace(SMOKE, proposals=512, votes=4)
+    # an untrained Solver's labels are unreliable: open the band so questions are kept
+    cfg = dataclasses.replace(SMOKE, proposals=512, votes=4, threshold=0.0)
     ph = loop.Phases(cfg)
     solver = nnx.merge(ph.solver_def, ph.init_solver(0))
     seed = _jax(D.seed_set(0, cfg.seed_size))
@@ -415,7 +416,9 @@ def test_loop_takes_every_reward_from_the_library():
 
     spy = Spy({"pseudo_rewards": zeros_like_answers,
                "challenger_rewards": zeros_like_consistency})  # fmt: skip
-    out = run((5,), SMOKE, ("coevolve",), rewards=spy)["seeds"][0]
+    # no KL anchor here: at the anchor its gradient is only zero up to rounding
+    cfg = dataclasses.replace(SMOKE, kl=0.0)
+    out = run((5,), cfg, ("coevolve",), rewards=spy)["seeds"][0]
     assert {n for n, _ in spy.calls} == set(Spy.NAMES)  # every reward was looked up
     chal = [kw for n, kw in spy.calls if n == "challenger_rewards"]
     assert chal and all(kw.get("num_clusters") == D.NUM_TEMPLATES for kw in chal)

@@ -28,8 +28,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m zero_selfplay",
         description="R-Zero Challenger/Solver co-evolution on cart arithmetic, with controls.",
     )
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
-                   help=f"run seeds (tuning: 0-99; seeds >= {FRESH_FROM} need --fresh)")
+    p.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help=f"run seeds (default 0 1 2, with --smoke 0; tuning: 0-99; seeds >= "
+                        f"{FRESH_FROM} need --fresh)")  # fmt: skip
     p.add_argument("--fresh", action="store_true",
                    help=f"allow fresh seeds >= {FRESH_FROM} (the pre-registered run only)")
     p.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         help="share of deduction proposals in [0, 1], or 'free' (no quota)",
     )
     args = p.parse_args(argv)
+    if args.seeds is None:
+        args.seeds = [0] if args.smoke else [0, 1, 2]
     fresh = [s for s in args.seeds if s >= FRESH_FROM]
     if fresh and not args.fresh:
         p.error(f"seeds {fresh} are fresh (>= {FRESH_FROM}), kept for the pre-registered run; "

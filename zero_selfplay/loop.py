@@ -108,19 +108,19 @@ class Config:
     quota: float | None = 1.0  # lever: share of deduction proposals (None: free)
     # solver phase
     proposals: int = 1024  # questions voted on per round
-    solver_steps: int = 200  # GRPO updates per round
-    solver_batch: int = 64  # questions per update
+    solver_steps: int = 100  # GRPO updates per round
+    solver_batch: int = 32  # questions per update
     group: int = 16  # fresh samples per question
-    solver_lr: float = 2e-4
+    solver_lr: float = 4e-4
     band: str = "calibrated"  # "calibrated" (reliability >= threshold) or "share"
     threshold: float = 0.9  # calibrated band: least reliability kept
     band_low: float = 0.5  # share band
     band_high: float = 1.0
     abduce: bool = True  # kept deduction carts also become abduction carts
-    abduce_share: float = 0.5  # share of each update's questions drawn from those carts
+    abduce_share: float = 0.25  # share of each update's questions drawn from those carts
     weight_advantages: bool = False  # scale advantages by the reliability
-    step_rewards: bool = False  # per-step rewards from per-item labels (needs labels="item")
-    kl: float = 0.0  # KL anchor to the Solver at the start of the round
+    step_rewards: bool = True  # per-step rewards from per-item labels (needs labels="item")
+    kl: float = 0.2  # KL anchor to the Solver at the start of the round
     # evaluation
     eval_samples: int = 10
 
