@@ -1,6 +1,8 @@
 """``python -m bench``: time every reward for JAX, torch (eager and torch.compile) and
 NumPy, each backend in its own long-lived subprocess, backends interleaved per
-function family and repeated over rounds; then peak memory of the vote in fresh
+function family and repeated over rounds (a chunk that ran while other processes used
+the cores is repeated, bounded: ``bench.contention``); then JAX's runtime limits with and
+without the user-side settings (``bench.limits``); then peak memory of the vote in fresh
 subprocesses; then the table, ``results/latest.json`` and the plots.
 
   python -m bench                 # full run (about 15 minutes on 2 cores)
@@ -23,11 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from bench import cases as C
-from bench import report
+from bench import limits, report
+from bench.contention import THRESHOLD_CORES, Probe, foreign_load
 from bench.worker import THP_ENV
 
 #: jax_thp (huge pages on request) is timed only where outputs are large.
 THP_MIN_B = 1048576
+#: jax_bare (the bare kernels) is timed at the sizes issue 13 compares call overhead at.
+BARE_MAX_B = 65536
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -131,35 +136,6 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
-def _busy_jiffies() -> int:
-    with open("/proc/stat") as f:
-        vals = [int(v) for v in f.readline().split()[1:9]]
-    return sum(vals) - vals[3] - vals[4]  # all but idle and iowait
-
-
-def _own_jiffies(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime + stime, all threads
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def foreign_load(pids: list[int], window: float = 0.3) -> float:
-    """CPU cores used by processes other than the bench's, over ``window`` seconds."""
-    try:
-        b0, p0 = _busy_jiffies(), _own_jiffies(pids)
-        time.sleep(window)
-        b1, p1 = _busy_jiffies(), _own_jiffies(pids)
-    except OSError:
-        return 0.0
-    return max(0, (b1 - b0) - (p1 - p0)) / os.sysconf("SC_CLK_TCK") / window
-
-
 class QuietGate:
     """Before each function family, wait (bounded) until other processes leave the
     cores alone: on a shared 2-core machine a busy neighbour distorts every timing,
@@ -190,7 +166,87 @@ class QuietGate:
 
 
 def runs_on(backend: str, case: C.Case) -> bool:
-    return backend != "jax_thp" or case.B >= THP_MIN_B
+    if backend == "jax_thp":
+        return case.B >= THP_MIN_B
+    if backend == "jax_bare":
+        return case.B <= BARE_MAX_B
+    return True
+
+
+class Retries:
+    """How often a contended chunk is repeated: at most ``per_chunk`` times, within
+    ``budget_s`` seconds of repeats in the whole run (then the chunk is kept, flagged)."""
+
+    def __init__(self, per_chunk: int, budget_s: float, gate: QuietGate | None):
+        self.per_chunk, self.budget_s, self.gate = per_chunk, budget_s, gate
+        self.spent_s = 0.0
+        self.chunks: list[dict[str, Any]] = []
+
+    def allowed(self, attempts: int) -> bool:
+        return attempts <= self.per_chunk and self.spent_s < self.budget_s
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "threshold_cores": THRESHOLD_CORES,
+            "max_retries_per_chunk": self.per_chunk,
+            "retry_budget_s": self.budget_s,
+            "retry_time_s": round(self.spent_s, 1),
+            "chunks_timed": len(self.chunks),
+            "chunks_retried": sum(1 for c in self.chunks if c["retries"]),
+            "retries": sum(c["retries"] for c in self.chunks),
+            "chunks_still_contended": sum(1 for c in self.chunks if c["contended"]),
+            "chunks": self.chunks,
+        }
+
+
+def run_chunk(
+    w: Worker,
+    specs: list[dict[str, Any]],
+    repeats: int,
+    target_s: float,
+    roots: list[int],
+    retries: Retries,
+    label: str,
+) -> tuple[list[dict[str, Any]], bool]:
+    """One backend on one family: time it while a probe watches the other processes;
+    repeat it while it ran contended (bounded); the last attempt's samples count, the
+    first attempt's first call (trace and compile) stays the first call."""
+    attempts: list[dict[str, Any]] = []
+    first: dict[str, float] = {}
+    while True:
+        t0 = time.perf_counter()
+        probe = Probe(roots).start()
+        w.send({"cmd": "run", "cases": specs, "repeats": repeats, "target_s": target_s})
+        results = []
+        while True:
+            msg = w.recv()
+            if msg["event"] == "done":
+                break
+            results.append(msg["result"])
+        c = probe.stop()
+        attempts.append({k: round(float(v), 3) for k, v in c.items() if k != "contended"})
+        for res in results:
+            first.setdefault(res["key"], res.get("first_s", 0.0))
+        if attempts[0] is not attempts[-1]:
+            retries.spent_s += time.perf_counter() - t0
+        if not c["contended"] or not retries.allowed(len(attempts)):
+            break
+        if retries.gate is not None:
+            retries.gate.wait(f"retry {label}")
+    for res in results:
+        if "first_s" in res:
+            res["first_s"] = first[res["key"]]
+    contended = bool(c["contended"])
+    retries.chunks.append(
+        {
+            "chunk": label,
+            "backend": w.backend,
+            "attempts": attempts,
+            "retries": len(attempts) - 1,
+            "contended": contended,
+        }
+    )
+    return results, contended
 
 
 def families(cases: list[C.Case]) -> list[list[C.Case]]:
@@ -235,6 +291,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--only", default=None, help="only cases whose key contains this text")
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-memory subprocesses")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNGs")
+    ap.add_argument("--no-limits", action="store_true", help="skip the runtime-limit measurement")
+    ap.add_argument(
+        "--retries",
+        type=int,
+        default=None,
+        help="repeats of a contended chunk (default 3; quick 1)",
+    )
+    ap.add_argument(
+        "--retry-budget",
+        type=float,
+        default=None,
+        help="seconds of repeats in the whole run (default 600; quick 5)",
+    )
     ap.add_argument(
         "--max-wait",
         type=float,
@@ -251,7 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     repeats = opts.repeats or (2 if quick else 3)
     target_s = (opts.target_ms or (2.0 if quick else 20.0)) / 1000
     default_backends = (
-        "jax,torch,numpy" if quick else "jax,jax_sync,jax_thp,torch,torch_compile,numpy"
+        "jax,jax_bare,torch,numpy"
+        if quick
+        else "jax,jax_bare,jax_sync,jax_thp,torch,torch_compile,numpy"
     )
     backends = (opts.backends or default_backends).split(",")
     grid = C.quick_grid() if quick else C.full_grid()
@@ -278,21 +349,29 @@ def main(argv: list[str] | None = None) -> int:
             grid_rss += [("consensus", 1024, 8, 10_000_000)]
         rss_specs = [(b, fn, bb, k, n) for b in rss_backends for fn, bb, k, n in grid_rss]
 
+    limit_cases = {} if opts.no_limits else limits.cases(quick)
+    limit_rounds = 1 if quick else 3
+    limit_backends = ["jax"] + [limits.LIMITS[name][0] for name in limit_cases]
     timed = sum(runs_on(b, c) for b in backends for c in grid)
     total = rounds * (timed + 2 + len(backends)) + len(rss_specs)
+    total += limit_rounds * sum(2 * len(cs) for cs in limit_cases.values())
     bar = Progress(total)
     samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     first: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     errors: dict[str, dict[str, str]] = defaultdict(dict)
+    contended_cells: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    lim_samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    lim_faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     dispatch: dict[str, list[dict[str, Any]]] = defaultdict(list)
     copies: list[dict[str, Any]] = []
     versions: dict[str, Any] = {}
 
     with open(log_path, "w") as log:
         workers = {b: Worker(b, log) for b in backends}
-        if "numpy" not in workers:
-            workers["numpy"] = Worker("numpy", log)
+        for extra in ["numpy", *limit_backends]:
+            if extra not in workers:
+                workers[extra] = Worker(extra, log)
         try:
             for w in workers.values():
                 versions[w.backend] = w.wait_ready()["versions"]
@@ -307,6 +386,11 @@ def main(argv: list[str] | None = None) -> int:
             pids = [os.getpid()] + [w.proc.pid for w in workers.values()]
             budget = opts.max_wait if opts.max_wait is not None else (0.0 if quick else 900.0)
             gate = QuietGate(pids, budget > 0, per_check=240.0, budget=budget)
+            retries = Retries(
+                opts.retries if opts.retries is not None else (1 if quick else 3),
+                opts.retry_budget if opts.retry_budget is not None else (5.0 if quick else 600.0),
+                gate if budget > 0 else None,
+            )
             for r in range(rounds):
                 copy_round()
                 for i, fam in enumerate(fams):
@@ -318,14 +402,13 @@ def main(argv: list[str] | None = None) -> int:
                         specs = [c.to_json() for c in fam if runs_on(b, c)]
                         if not specs:
                             continue
-                        w.send(
-                            {"cmd": "run", "cases": specs, "repeats": repeats, "target_s": target_s}
+                        label = f"round {r + 1} {fam[0].family}"
+                        results, contended = run_chunk(
+                            w, specs, repeats, target_s, pids, retries, label
                         )
-                        while True:
-                            msg = w.recv()
-                            if msg["event"] == "done":
-                                break
-                            res = msg["result"]
+                        for res in results:
+                            if contended:
+                                contended_cells[res["key"]][b] += 1
                             if "error" in res:
                                 errors[res["key"]][b] = res["error"]
                             else:
@@ -342,6 +425,20 @@ def main(argv: list[str] | None = None) -> int:
                     dispatch[b].append(workers[b].recv()["result"])
                     bar.step(f"dispatch overhead {b}")
                 copy_round()
+            for r in range(limit_rounds):
+                for i, (name, cs) in enumerate(limit_cases.items()):
+                    pair = ["jax", limits.LIMITS[name][0]]
+                    for b in pair[(i + r) % 2 :] + pair[: (i + r) % 2]:
+                        specs = [c.to_json() for c in cs]
+                        label = f"limits {r + 1} {name}"
+                        results, _ = run_chunk(
+                            workers[b], specs, repeats, target_s, pids, retries, label
+                        )
+                        for res in results:
+                            if "error" not in res:
+                                lim_samples[res["key"]][b] += res["samples_s"]
+                                lim_faults[res["key"]][b].append(res["faults_per_call"])
+                            bar.step(f"runtime limits {name} {b:<8} {res['key']}")
         finally:
             for w in workers.values():
                 w.close()
@@ -364,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         dispatch=dispatch,
         copies=copies,
         rss=rss_rows,
+        contended=contended_cells,
         meta={
             "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
             "quick": quick,
@@ -382,9 +480,12 @@ def main(argv: list[str] | None = None) -> int:
                 "waited_s": round(gate.waited, 1),
                 "chunks_still_contended": [g for g in gate.log if g["foreign_cores"] > 0.3],
             },
+            "contention": retries.summary(),
             "log": str(log_path),
         },
     )
+    if limit_cases:
+        result["runtime_limits"] = limits.summarize(limit_cases, lim_samples, lim_faults)
     out_json = opts.out / "latest.json"
     rows = result.pop("rows")
     text = json.dumps(report.rounded(result), indent=1)

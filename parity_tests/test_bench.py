@@ -64,9 +64,9 @@ def test_numpy_implementation_agrees_with_zero_jax(case):
 
 
 def test_quick_run_writes_the_json(tmp_path):
-    backends = "jax,numpy"
+    backends = "jax,jax_bare,numpy"
     if importlib.util.find_spec("torch") is not None:
-        backends = "jax,torch,numpy"
+        backends = "jax,jax_bare,torch,numpy"
     proc = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--out", str(tmp_path), "--backends", backends],
         cwd=ROOT,
@@ -86,7 +86,20 @@ def test_quick_run_writes_the_json(tmp_path):
             assert row["backends"][b]["median_us"] > 0, (row["key"], b)
         assert row["bytes"] > 0
     assert result["dispatch_us_B8"]["jax"]["uncertainty_reward"] > 0
-    assert {1, 2, 4, 5} <= {t["target"] for t in result["targets"]}
+    assert {1, 2, 4, 5, 6} <= {t["target"] for t in result["targets"]}
+    assert all(row["public_over_bare"] > 0 for row in result["rows"])
+    # every timed chunk's contention is recorded, with its repeats
+    contention = result["meta"]["contention"]
+    assert contention["chunks_timed"] == len(contention["chunks"]) > 0
+    for chunk in contention["chunks"]:
+        assert len(chunk["attempts"]) == chunk["retries"] + 1
+        assert chunk["retries"] <= contention["max_retries_per_chunk"]
+    # the runtime limits: JAX's defaults against the user-side settings
+    limits = result["runtime_limits"]
+    assert set(limits) == {"async_dispatch", "huge_pages"}
+    for block in limits.values():
+        for row in block["rows"]:
+            assert row["default"]["median_us"] > 0 and row["setting"]["median_us"] > 0
     assert (tmp_path / "throughput.png").stat().st_size > 0
     assert (tmp_path / "ratio.png").stat().st_size > 0
     assert "| function" in proc.stdout
