@@ -302,7 +302,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--retry-budget",
         type=float,
         default=None,
-        help="seconds of repeats in the whole run (default 600; quick 5)",
+        help="seconds of repeats in the whole run (default 300; quick 5)",
     )
     ap.add_argument(
         "--max-wait",
@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
             gate = QuietGate(pids, budget > 0, per_check=240.0, budget=budget)
             retries = Retries(
                 opts.retries if opts.retries is not None else (1 if quick else 3),
-                opts.retry_budget if opts.retry_budget is not None else (5.0 if quick else 600.0),
+                opts.retry_budget if opts.retry_budget is not None else (5.0 if quick else 300.0),
                 gate if budget > 0 else None,
             )
             for r in range(rounds):

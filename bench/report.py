@@ -662,6 +662,16 @@ def headline(result: dict) -> list[str]:
         line += f"; JAX slower or equal on {len(slow)} rows"
         small = sum(1 for r in slow if r["B"] < 4096)
         out.append(line + (f" ({small} of them below B = 4,096)." if slow else "."))
+    t6 = next((t for t in _targets_of(result) if t.get("target") == 6), None)
+    if t6 and t6.get("geomean_public_over_bare"):
+        worst = t6.get("max_public_over_bare") or ["?", None]
+        out.append(
+            f"- Public `zero_jax` call over a bare `jax.jit` of the same math, {t6['rows']} rows "
+            f"at B ∈ {{{', '.join(f'{b:,}' for b in BARE_BATCHES)}}}: geometric mean "
+            f"**{_fmt(t6['geomean_public_over_bare'])}x**, highest {_fmt(worst[1])}x "
+            f"(`{worst[0]}`); {len(t6.get('rows_above_target') or [])} rows above "
+            f"{BARE_TARGET}x."
+        )
     contended = _contended(result)
     if contended:
         cores = [c["foreign_cores"] for c in contended]
@@ -671,7 +681,28 @@ def headline(result: dict) -> list[str]:
             f"the {result['meta'].get('machine', {}).get('cpus', '?')} cores busy); medians "
             "are noisy, the best-of column is the least disturbed measure (see Caveats)."
         )
+    c = result["meta"].get("contention") or {}
+    if c.get("chunks_still_contended"):
+        out.append(
+            f"- Caveat: {c['chunks_still_contended']} of {c.get('chunks_timed', '?')} timed "
+            "chunks still ran while other processes used the cores after their repeats "
+            "(cells marked †); their medians are not for quoting (see Caveats)."
+        )
     return out
+
+
+def step_headline(step: dict | None) -> list[str]:
+    """One line: the three GRPO step variants and the rewards' share of each."""
+    if not step or not step.get("variants"):
+        return []
+    parts = []
+    for v in step["variants"].values():
+        st = v.get("step_us", {}).get("median_us")
+        share = v.get("rewards_share")
+        if st is None or share is None:
+            continue
+        parts.append(f"{v.get('label', '?')} {_fmt(st / 1e3)} ms ({100 * share:.2g} % rewards)")
+    return ["- GRPO step (`python -m bench.step`), medians: " + "; ".join(parts) + "."]
 
 
 def _targets_of(result: dict) -> list[dict[str, Any]]:
@@ -1068,6 +1099,7 @@ def markdown(
         "Do not edit by hand: rerun the bench and regenerate.",
         "",
         *headline(result),
+        *step_headline(step),
         "",
         "## How the bench measures",
         "",
