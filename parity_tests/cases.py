@@ -154,7 +154,8 @@ def group_advantages(rewards, mask=None, scale="group", ddof=1, eps=1e-6, single
         std = np.full_like(std, np.sqrt(sqb / max(nb - ddof, 1)))
     adv = r - mean
     if scale != "none":
-        adv = adv / (std + eps)
+        with np.errstate(divide="ignore", invalid="ignore"):  # zeroed below
+            adv = adv / (std + eps)
     hi = np.where(m, r, -np.inf).max(-1, keepdims=True)
     lo = np.where(m, r, np.inf).min(-1, keepdims=True)
     zero = hi == lo
