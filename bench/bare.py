@@ -6,7 +6,12 @@ Python work per call.  The bench times them next to the public calls (backend
 Same algorithms as the library (pairwise vote with a packed (count, -id) key, bincount
 or hashed cluster sizes, one variadic reduction for masked means and group statistics,
 correctly rounded divisions), so that the ratio measures overhead, not a different
-method.  ``parity_tests/test_bench_bare.py`` checks that outputs equal ``zero_jax``'s.
+method (the vote is the pairwise one at every alphabet: the library's ``"auto"`` picks it
+whenever ``num_answers >= K``, as in every bench case; group advantages take the
+row-statistics path the library takes below 2^18 groups, and the bench times bare kernels
+at B <= 65,536).  ``parity_tests/test_bench_bare.py`` checks that outputs equal
+``zero_jax``'s.
+
 Signatures and defaults are the public ones; ``num_answers`` / ``num_clusters`` are
 static.  Expects x64 on (the bench's setting), as the contract dtypes do.
 """

@@ -68,7 +68,7 @@ def test_the_bench_own_busy_children_are_not_flagged():
         probe = contention.Probe([os.getpid()]).start()
         subprocess.run([sys.executable, "-c", BUSY.format(s=0.5)], check=True, timeout=30)
         readings.append(probe.stop())
-        assert readings[-1]["own_cores"] > 0.5, readings[-1]
+        assert readings[-1]["own_cores"] > 0.2, readings[-1]
         if not readings[-1]["contended"]:
             return
     _quiet_or_skip()
