@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -199,6 +200,39 @@ class Retries:
         }
 
 
+def watched(
+    call: Callable[[], Any], roots: list[int], retries: Retries, label: str, backend: str
+) -> tuple[list[Any], bool]:
+    """``call()`` while a probe watches the other processes, repeated while it ran
+    contended (bounded); returns every attempt's result (the last one counts) and whether
+    the last attempt was still contended.  Every attempt is recorded in ``retries``."""
+    attempts: list[dict[str, Any]] = []
+    outs = []
+    while True:
+        t0 = time.perf_counter()
+        probe = Probe(roots).start()
+        outs.append(call())
+        c = probe.stop()
+        attempts.append({k: round(float(v), 3) for k, v in c.items() if k != "contended"})
+        if len(attempts) > 1:
+            retries.spent_s += time.perf_counter() - t0
+        if not c["contended"] or not retries.allowed(len(attempts)):
+            break
+        if retries.gate is not None:
+            retries.gate.wait(f"retry {label}")
+    contended = bool(c["contended"])
+    retries.chunks.append(
+        {
+            "chunk": label,
+            "backend": backend,
+            "attempts": attempts,
+            "retries": len(attempts) - 1,
+            "contended": contended,
+        }
+    )
+    return outs, contended
+
+
 def run_chunk(
     w: Worker,
     specs: list[dict[str, Any]],
@@ -208,44 +242,24 @@ def run_chunk(
     retries: Retries,
     label: str,
 ) -> tuple[list[dict[str, Any]], bool]:
-    """One backend on one family: time it while a probe watches the other processes;
-    repeat it while it ran contended (bounded); the last attempt's samples count, the
-    first attempt's first call (trace and compile) stays the first call."""
-    attempts: list[dict[str, Any]] = []
-    first: dict[str, float] = {}
-    while True:
-        t0 = time.perf_counter()
-        probe = Probe(roots).start()
+    """One backend on one family, watched (:func:`watched`): the last attempt's samples
+    count, the first attempt's first call (trace and compile) stays the first call."""
+
+    def call() -> list[dict[str, Any]]:
         w.send({"cmd": "run", "cases": specs, "repeats": repeats, "target_s": target_s})
         results = []
         while True:
             msg = w.recv()
             if msg["event"] == "done":
-                break
+                return results
             results.append(msg["result"])
-        c = probe.stop()
-        attempts.append({k: round(float(v), 3) for k, v in c.items() if k != "contended"})
-        for res in results:
-            first.setdefault(res["key"], res.get("first_s", 0.0))
-        if attempts[0] is not attempts[-1]:
-            retries.spent_s += time.perf_counter() - t0
-        if not c["contended"] or not retries.allowed(len(attempts)):
-            break
-        if retries.gate is not None:
-            retries.gate.wait(f"retry {label}")
+
+    outs, contended = watched(call, roots, retries, label, w.backend)
+    first = {res["key"]: res.get("first_s", 0.0) for res in outs[0]}
+    results = outs[-1]
     for res in results:
-        if "first_s" in res:
+        if "first_s" in res and res["key"] in first:
             res["first_s"] = first[res["key"]]
-    contended = bool(c["contended"])
-    retries.chunks.append(
-        {
-            "chunk": label,
-            "backend": w.backend,
-            "attempts": attempts,
-            "retries": len(attempts) - 1,
-            "contended": contended,
-        }
-    )
     return results, contended
 
 
@@ -377,10 +391,14 @@ def main(argv: list[str] | None = None) -> int:
                 versions[w.backend] = w.wait_ready()["versions"]
 
             def copy_round():
-                workers["numpy"].send(
-                    {"cmd": "copy", "repeats": 2 if quick else 3, "target_s": target_s}
-                )
-                copies.append(workers["numpy"].recv()["result"])
+                def call():
+                    workers["numpy"].send(
+                        {"cmd": "copy", "repeats": 2 if quick else 3, "target_s": target_s}
+                    )
+                    return workers["numpy"].recv()["result"]
+
+                outs, _ = watched(call, pids, retries, "copy bandwidth", "numpy")
+                copies.append(outs[-1])
                 bar.step("copy bandwidth")
 
             pids = [os.getpid()] + [w.proc.pid for w in workers.values()]
@@ -421,8 +439,13 @@ def main(argv: list[str] | None = None) -> int:
                         bar.step(f"dispatch ({b}: not measured)")
                         continue
                     reps, loop_s = (2, 0.002) if quick else (5, 0.01)
-                    workers[b].send({"cmd": "dispatch", "repeats": reps, "target_s": loop_s})
-                    dispatch[b].append(workers[b].recv()["result"])
+
+                    def call(w=workers[b], reps=reps, loop_s=loop_s):
+                        w.send({"cmd": "dispatch", "repeats": reps, "target_s": loop_s})
+                        return w.recv()["result"]
+
+                    outs, _ = watched(call, pids, retries, f"round {r + 1} dispatch", b)
+                    dispatch[b].append(outs[-1])
                     bar.step(f"dispatch overhead {b}")
                 copy_round()
             for r in range(limit_rounds):

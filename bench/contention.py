@@ -4,7 +4,8 @@ The kernel's counters are read at the start and the end of each timed chunk: bus
 time of the whole machine (``/proc/stat``: every state but idle and iowait) minus the CPU
 time of the bench's own process tree (``/proc/PID/stat``: user + system time of all
 threads, plus that of reaped children), divided by the wall time.  What is left was used
-by other processes (and the kernel's own work), in cores.  Resolution is one clock tick
+by other processes (and the kernel's own work, and a hypervisor's steal time: other
+guests on the same cores), in cores.  Resolution is one clock tick
 (10 ms) per core, so windows shorter than about 0.1 s are coarse.
 
 Linux only; elsewhere every reading is 0 (nothing is flagged).
