@@ -148,7 +148,9 @@ class QuietGate:
         self.waited = 0.0
         self.log: list[dict[str, Any]] = []
 
-    def wait(self, label: str, threshold: float = 0.3) -> float:
+    def wait(self, label: str, threshold: float = 0.3, record: bool = True) -> float:
+        """Wait until quiet (bounded); ``record``: log the chunk (before a family, not
+        before a repeat, whose attempts ``meta.contention`` records)."""
         load = foreign_load(self.pids) if self.enabled else 0.0
         start = time.perf_counter()
         while (
@@ -160,6 +162,8 @@ class QuietGate:
             load = foreign_load(self.pids)
         waited = time.perf_counter() - start
         self.waited += waited
+        if not record:
+            return load
         self.log.append(
             {"chunk": label, "foreign_cores": round(load, 2), "waited_s": round(waited, 1)}
         )
@@ -219,7 +223,7 @@ def watched(
         if not c["contended"] or not retries.allowed(len(attempts)):
             break
         if retries.gate is not None:
-            retries.gate.wait(f"retry {label}")
+            retries.gate.wait(f"{label} (retry)", record=False)
     contended = bool(c["contended"])
     retries.chunks.append(
         {
@@ -390,14 +394,14 @@ def main(argv: list[str] | None = None) -> int:
             for w in workers.values():
                 versions[w.backend] = w.wait_ready()["versions"]
 
-            def copy_round():
+            def copy_round(r: int):
                 def call():
                     workers["numpy"].send(
                         {"cmd": "copy", "repeats": 2 if quick else 3, "target_s": target_s}
                     )
                     return workers["numpy"].recv()["result"]
 
-                outs, _ = watched(call, pids, retries, "copy bandwidth", "numpy")
+                outs, _ = watched(call, pids, retries, f"round {r + 1} copy", "numpy")
                 copies.append(outs[-1])
                 bar.step("copy bandwidth")
 
@@ -410,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
                 gate if budget > 0 else None,
             )
             for r in range(rounds):
-                copy_round()
+                copy_round(r)
                 for i, fam in enumerate(fams):
                     gate.wait(f"round {r + 1} {fam[0].family}")
                     shift = (i + r) % len(backends)
@@ -447,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
                     outs, _ = watched(call, pids, retries, f"round {r + 1} dispatch", b)
                     dispatch[b].append(outs[-1])
                     bar.step(f"dispatch overhead {b}")
-                copy_round()
+                copy_round(r)
             for r in range(limit_rounds):
                 for i, (name, cs) in enumerate(limit_cases.items()):
                     pair = ["jax", limits.LIMITS[name][0]]
