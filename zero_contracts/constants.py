@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from typing import Any
 
@@ -67,6 +68,7 @@ def vote_alphabet(num_answers: int, id_max: int) -> int:
     return min(num_answers, id_max + 1)
 
 
+@functools.lru_cache(maxsize=256)
 def complement_weight(alpha: float) -> float:
     """``1 - alpha`` as the published code writes it: exact in decimal.
 

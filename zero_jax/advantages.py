@@ -78,8 +78,11 @@ def _conventions(
 
 @functools.partial(jax.jit, static_argnames=("scale", "ddof", "singleton"))
 def _advantages(
-    r: jax.Array, m: jax.Array, eps: float | jax.Array, scale: str, ddof: int, singleton: str
+    r: jax.Array, m: jax.Array | None, eps: float | jax.Array, scale: str, ddof: int,
+    singleton: str,
 ) -> jax.Array:
+    if m is None:  # built inside the kernel: no extra dispatch per call
+        m = jnp.ones(r.shape, bool)
     _c.data_checks("group_advantages", rewards=r, mask=m, eps=eps)
     out = r.dtype
     # Counts, sums and stds of half-precision rewards run in float32: a batch of
@@ -146,8 +149,6 @@ def group_advantages(
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
     h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)
-    if m is None:
-        m = jnp.ones(r.shape, bool)
     return _advantages(r, m, eps, h["scale"], h["ddof"], h["singleton"])  # type: ignore[no-any-return]  # jax.jit returns Any
 
 
