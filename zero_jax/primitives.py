@@ -5,8 +5,10 @@
 * :func:`cluster_sizes` -- how many entries of a batch share each entry's cluster id.
 * :func:`masked_mean` -- mean over the last axis of the entries a bool mask keeps.
 
-All functions are traceable (use them inside ``jit``/``vmap``/``grad``); inputs are
-assumed valid -- the public rewards validate before calling them.
+The public functions validate their inputs like the rewards do (contracts in
+:mod:`zero_contracts`); the unvalidated kernels behind them (:func:`vote`,
+:func:`sizes`, :func:`mean_kept`) are what the rewards call inside their own jitted
+kernels.  Everything is traceable (``jit`` / ``vmap`` / ``grad``).
 """
 
 from __future__ import annotations
