@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     log = None if args.quiet else (lambda s: print(s, flush=True))
     if log:
         log(f"config: {dataclasses.asdict(cfg)}")
+    prov = report.provenance(sys.argv[1:] if argv is None else argv)
     t0 = time.perf_counter()
     result = run(tuple(args.seeds), cfg, tuple(args.arms), log=log)
     print()
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report.outcome_text(report.outcome(result)))
     if args.json:
-        report.write_json(result, args.json, argv=sys.argv[1:] if argv is None else argv)
+        report.write_json(result, args.json, prov)
     if args.plot:
         report.plot(result, args.plot)
     print(f"\n{len(args.seeds)} seeds x {len(args.arms)} arms in {time.perf_counter() - t0:.0f}s")

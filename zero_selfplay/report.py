@@ -197,7 +197,8 @@ def outcome_text(o: dict) -> str:
 
 
 def provenance(argv: list[str] | None = None) -> dict[str, Any]:
-    """Git revision (and whether the tree was dirty), versions and a UTC timestamp."""
+    """Git revision (and whether tracked files of the packages differ from it), versions
+    and a UTC timestamp.  Call it when a run starts: other work may commit meanwhile."""
     import datetime
     import importlib.metadata as md
     import platform
@@ -213,7 +214,10 @@ def provenance(argv: list[str] | None = None) -> dict[str, Any]:
         except (OSError, subprocess.SubprocessError):
             return None
 
-    status = git("status", "--porcelain", "--", str(root))
+    dirty = {}
+    for name in ("zero_selfplay", "zero_jax"):
+        status = git("status", "--porcelain", "--untracked-files=no", "--", str(root.parent / name))
+        dirty[name] = None if status is None else bool(status)
     versions = {"python": platform.python_version()}
     for pkg in ("zero-rewards", "jax", "jaxlib", "flax", "optax", "numpy", "scipy"):
         try:
@@ -222,7 +226,7 @@ def provenance(argv: list[str] | None = None) -> dict[str, Any]:
             versions[pkg] = None
     return {
         "git_revision": git("rev-parse", "HEAD"),
-        "git_dirty_zero_selfplay": None if status is None else bool(status),
+        "git_dirty": dirty,  # tracked files changed against HEAD, per package
         "versions": versions,
         "timestamp_utc": datetime.datetime.now(datetime.UTC).isoformat(
             timespec="seconds"),
@@ -231,10 +235,11 @@ def provenance(argv: list[str] | None = None) -> dict[str, Any]:
     }
 
 
-def write_json(result: dict, path: str, argv: list[str] | None = None) -> None:
+def write_json(result: dict, path: str, prov: dict[str, Any] | None = None) -> None:
+    """Write a run with its provenance (taken now unless given) and its outcome."""
     with open(path, "w") as f:
-        json.dump({"provenance": provenance(argv), **result, "outcome": outcome(result)}, f,
-                  indent=1)  # fmt: skip
+        json.dump({"provenance": prov or provenance(), **result, "outcome": outcome(result)},
+                  f, indent=1)  # fmt: skip
 
 
 def plot(result: dict, path: str) -> None:
