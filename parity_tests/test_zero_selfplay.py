@@ -165,9 +165,10 @@ def test_no_arm_trains_on_an_evaluation_cart():
     held = {k for c in D.eval_sets().values() for k in D._keys(c)}
     chal = ph.init_challenger()
     total_held = 0
+    question_set = jax.jit(ph.question_set)  # arms are traced flags: one compile
     for name in ("coevolve", "no_band", "oracle", "seed_only"):
         flags = loop._flags(loop.ARMS[name], cfg)
-        q = jax.jit(ph.question_set)(chal, solver, seed, calib, jax.random.key(7), flags)
+        q = question_set(chal, solver, seed, calib, jax.random.key(7), flags)
         keep = np.asarray(q["keep"])
         kept = D.Carts(*(np.asarray(x)[keep] for x in q["carts"]))
         assert len(kept) > 0
