@@ -79,7 +79,7 @@ def test_contention_caveat_only_when_recorded(result):
     text = report.markdown(quiet)
     assert "This run was contended" not in text
     assert "Caveat:" not in text
-    assert "None recorded" in text
+    assert "None recorded" in text or "every counted chunk ran uncontended" in text
     loud = report.markdown(result)
     assert ("This run was contended" in loud) == bool(report._contended(result))
 
