@@ -5,7 +5,7 @@ the cores is repeated, bounded: ``bench.contention``); then JAX's runtime limits
 without the user-side settings (``bench.limits``); then peak memory of the vote in fresh
 subprocesses; then the table, ``results/latest.json`` and the plots.
 
-  python -m bench                 # full run (about 15 minutes on 2 cores)
+  python -m bench                 # full run (about 25 minutes on 2 quiet cores)
   python -m bench --quick         # a one-minute subset (CI smoke test)
   python -m bench --out /tmp/b    # write latest.json and the PNGs elsewhere
 """
@@ -343,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         else "jax,jax_bare,jax_sync,jax_thp,torch,torch_compile,numpy"
     )
     backends = (opts.backends or default_backends).split(",")
+    if "jax_bare" in backends and "jax" not in backends:
+        raise SystemExit("jax_bare is timed side by side with jax: add jax to --backends")
+    #: backends with a worker of their own (jax_bare runs in jax's, paired with each call)
+    served = [b for b in backends if b != "jax_bare"]
     grid = C.quick_grid() if quick else C.full_grid()
     if opts.only:
         grid = [c for c in grid if opts.only in c.key]
@@ -370,14 +374,15 @@ def main(argv: list[str] | None = None) -> int:
     limit_cases = {} if opts.no_limits else limits.cases(quick)
     limit_rounds = 1 if quick else 3
     limit_backends = ["jax"] + [limits.LIMITS[name][0] for name in limit_cases]
-    timed = sum(runs_on(b, c) for b in backends for c in grid)
-    total = rounds * (timed + 2 + len(backends)) + len(rss_specs)
+    timed = sum(runs_on(b, c) for b in served for c in grid)
+    total = rounds * (timed + 2 + len(served)) + len(rss_specs)
     total += limit_rounds * sum(2 * len(cs) for cs in limit_cases.values())
     bar = Progress(total)
     samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     first: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     errors: dict[str, dict[str, str]] = defaultdict(dict)
+    paired: dict[str, list[float]] = defaultdict(list)
     contended_cells: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     lim_samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     lim_faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -386,13 +391,15 @@ def main(argv: list[str] | None = None) -> int:
     versions: dict[str, Any] = {}
 
     with open(log_path, "w") as log:
-        workers = {b: Worker(b, log) for b in backends}
+        workers = {b: Worker(b, log) for b in served}
         for extra in ["numpy", *limit_backends]:
             if extra not in workers:
                 workers[extra] = Worker(extra, log)
         try:
             for w in workers.values():
                 versions[w.backend] = w.wait_ready()["versions"]
+            if "jax_bare" in backends:
+                versions["jax_bare"] = versions["jax"]
 
             def copy_round(r: int):
                 def call():
@@ -417,11 +424,16 @@ def main(argv: list[str] | None = None) -> int:
                 copy_round(r)
                 for i, fam in enumerate(fams):
                     gate.wait(f"round {r + 1} {fam[0].family}")
-                    shift = (i + r) % len(backends)
-                    order = backends[shift:] + backends[:shift]
+                    shift = (i + r) % len(served)
+                    order = served[shift:] + served[:shift]
                     for b in order:
                         w = workers[b]
-                        specs = [c.to_json() for c in fam if runs_on(b, c)]
+                        pair = b == "jax" and "jax_bare" in backends
+                        specs = [
+                            {**c.to_json(), "pair_bare": pair and runs_on("jax_bare", c)}
+                            for c in fam
+                            if runs_on(b, c)
+                        ]
                         if not specs:
                             continue
                         label = f"round {r + 1} {fam[0].family}"
@@ -437,8 +449,16 @@ def main(argv: list[str] | None = None) -> int:
                                 samples[res["key"]][b] += res["samples_s"]
                                 first[res["key"]][b].append(res["first_s"])
                                 faults[res["key"]][b].append(res["faults_per_call"])
+                                if "bare" in res:
+                                    bare = res["bare"]
+                                    if contended:
+                                        contended_cells[res["key"]]["jax_bare"] += 1
+                                    samples[res["key"]]["jax_bare"] += bare["samples_s"]
+                                    first[res["key"]]["jax_bare"].append(bare["first_s"])
+                                    faults[res["key"]]["jax_bare"].append(bare["faults_per_call"])
+                                    paired[res["key"]] += res["pair_ratios"]
                             bar.step(f"round {r + 1}/{rounds} {b:<13} {res['key']}")
-                for b in backends:
+                for b in served:
                     if b in ("torch_compile", "jax_thp"):
                         bar.step(f"dispatch ({b}: not measured)")
                         continue
@@ -489,6 +509,7 @@ def main(argv: list[str] | None = None) -> int:
         copies=copies,
         rss=rss_rows,
         contended=contended_cells,
+        paired=paired,
         meta={
             "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
             "quick": quick,

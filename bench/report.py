@@ -43,7 +43,8 @@ def _stats(xs: list[float]) -> dict[str, float]:
 
 
 def assemble(
-    *, grid, backends, samples, first, faults, errors, dispatch, copies, rss, meta, contended=None
+    *, grid, backends, samples, first, faults, errors, dispatch, copies, rss, meta, contended=None,
+    paired=None,
 ) -> dict:
     pre = [s for c in copies for s in c["prealloc_s"]]
     alloc = [s for c in copies for s in c["alloc_s"]]
@@ -96,7 +97,12 @@ def assemble(
             best = row["backends"].get(b, {}).get("min_us")
             row[f"best_speedup_vs_{b}"] = best / jmin if (jmin and best) else None
         bare = row["backends"].get("jax_bare", {})
-        if jx and bare.get("median_us"):
+        ratios = (paired or {}).get(case.key)
+        if ratios:
+            # timed side by side in one process: the median of the per-pair ratios
+            row["public_over_bare"] = float(np.median(ratios))
+            row["best_public_over_bare"] = jmin / bare["min_us"]
+        elif jx and bare.get("median_us"):
             row["public_over_bare"] = jx / bare["median_us"]
             row["best_public_over_bare"] = jmin / bare["min_us"]
         js = row["backends"].get("jax_sync", {}).get("median_us")
@@ -736,8 +742,11 @@ _METHOD = """\
   checked against `zero_jax` in `parity_tests/test_bench.py`);
 - `jax bare`: a plain `jax.jit` of the same math per function, written for the bench with
   no validation (`bench/bare.py`, checked against `zero_jax` in
-  `parity_tests/test_bench_bare.py`), at B ≤ 65,536: `jax/bare` is what the public call's
-  own machinery costs.
+  `parity_tests/test_bench_bare.py`), at B ≤ 65,536. It is timed in the `jax` process,
+  side by side with the public call on the same inputs: pairs of equal timed loops in
+  alternating order (public then bare, bare then public). `jax/bare` is the median of the
+  per-pair ratios: what the public call's own machinery costs, with the machine's drift
+  and the process's memory state common to both.
 
 Each backend runs in its own long-lived subprocess (JAX and torch in one process distort
 each other's timings on a small machine). The backends take turns per function family in

@@ -8,6 +8,9 @@ Backends: ``jax`` (zero_jax with x64 on, the contract dtypes; every call ends in
 (``torch.compile`` of the zero_torch functions, default settings), ``numpy``
 (:mod:`bench.numpy_impl`) and ``jax_bare`` (:mod:`bench.bare`: one plain ``jax.jit`` of
 the same math per function, no validation; the reference of the public call's overhead).
+``python -m bench`` times the bare kernels inside the ``jax`` worker, side by side with
+the public calls (a case sent with ``"pair_bare": true``; :func:`measure_paired`); the
+``jax_bare`` worker serves them alone.
 """
 
 from __future__ import annotations
@@ -101,6 +104,20 @@ class Backend:
             return self._compiled[fn]
         return f
 
+    def bare_call(
+        self, case: C.Case, args: list[Any], kwargs: dict[str, Any]
+    ) -> Callable[[], Any]:
+        """The bare kernel of ``case`` (:mod:`bench.bare`) as a blocking call on the
+        same device arrays' values; JAX backends only."""
+        if self.name not in JAX_BACKENDS:
+            raise ValueError(f"no bare kernels for backend {self.name!r}")
+        from bench import bare
+
+        f = getattr(bare, case.fn)
+        a = [self.convert(x) for x in args]
+        block = self.jax.block_until_ready
+        return lambda: block(f(*a, **kwargs))
+
     def call(self, case: C.Case, args: list[Any], kwargs: dict[str, Any]) -> Callable[[], Any]:
         f = self.function(case.fn)
         a = [self.convert(x) for x in args]
@@ -135,14 +152,67 @@ def measure(call: Callable[[], Any], repeats: int, target_s: float) -> dict[str,
     return {"first_s": first, "samples_s": samples, "inner": inner, "faults_per_call": faults}
 
 
+def measure_paired(
+    call: Callable[[], Any], bare: Callable[[], Any], repeats: int, target_s: float
+) -> dict[str, Any]:
+    """``call`` and ``bare`` timed side by side: after both first calls, ``repeats``
+    pairs of timed loops of the same length, the order alternating (AB, BA, ...) so
+    that a drift of the machine falls on both; returns ``call``'s measurement with
+    ``bare``'s in ``"bare"`` and the per-pair ratios ``call / bare`` in ``"pair_ratios"``."""
+    out: dict[str, Any] = {}
+    for name, f in (("call", call), ("bare", bare)):
+        t0 = time.perf_counter()
+        f()
+        out[name] = {"first_s": time.perf_counter() - t0}
+        f()
+    t0 = time.perf_counter()
+    call()
+    one = max(time.perf_counter() - t0, 1e-7)
+    inner = max(1, min(200_000, int(target_s / one)))
+    samples: dict[str, list[float]] = {"call": [], "bare": []}
+    faults = {"call": 0, "bare": 0}
+    gc.disable()
+    try:
+        for i in range(repeats):
+            order = ("call", "bare") if i % 2 == 0 else ("bare", "call")
+            for name in order:
+                f = call if name == "call" else bare
+                f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    f()
+                samples[name].append((time.perf_counter() - t0) / inner)
+                faults[name] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
+    finally:
+        gc.enable()
+    for name in samples:
+        out[name].update(
+            samples_s=samples[name],
+            inner=inner,
+            faults_per_call=faults[name] / (repeats * inner),
+        )
+    result = out["call"]
+    result["bare"] = out["bare"]
+    result["pair_ratios"] = [a / b for a, b in zip(samples["call"], samples["bare"], strict=True)]
+    return result
+
+
 def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float, send) -> None:
+    """Time each case; a spec with ``"pair_bare": true`` (backend ``jax``) is timed
+    side by side with its bare kernel (:func:`measure_paired`)."""
     for spec in specs:
         case = C.Case.from_json(spec)
         result: dict[str, Any] = {"key": case.key}
         try:
             args, kwargs = C.build(case)
             call = backend.call(case, args, kwargs)
-            result.update(measure(call, repeats, target_s))
+            if spec.get("pair_bare"):
+                # 5x the pairs of 1/5 the length: the same time as two backends' loops,
+                # and a median of ratios that one disturbed loop cannot move
+                bare = backend.bare_call(case, args, kwargs)
+                result.update(measure_paired(call, bare, 5 * repeats, target_s / 5))
+            else:
+                result.update(measure(call, repeats, target_s))
         except Exception as e:  # noqa: BLE001 - reported in the table, the run goes on
             result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
             traceback.print_exc(file=sys.stderr)

@@ -68,3 +68,22 @@ def test_bare_group_advantages_with_a_mask():
     r = jnp.asarray((rng.random((64, 8)) < 0.5).astype(np.float32))
     m = jnp.asarray(rng.random((64, 8)) < 0.7)
     _check(bare.group_advantages(r, m), zero_jax.group_advantages(r, m), "masked")
+
+
+def test_paired_timing_alternates_and_pairs_the_loops():
+    """``measure_paired`` times public and bare loops of the same length in alternating
+    order, and its ratios are the per-pair quotients of those loops."""
+    from bench.worker import measure_paired
+
+    log: list[str] = []
+    res = measure_paired(lambda: log.append("p"), lambda: log.append("b"), 4, 1e-4)
+    inner = res["inner"]
+    assert res["bare"]["inner"] == inner
+    # two first calls each, one sizing call, then 4 pairs in the order pb, bp, pb, bp
+    assert log[:5] == ["p", "p", "b", "b", "p"]
+    loops = [log[5 + i * inner] for i in range(8)]
+    assert loops == ["p", "b", "b", "p", "p", "b", "b", "p"]
+    assert len(log) == 5 + 8 * inner
+    assert len(res["samples_s"]) == len(res["bare"]["samples_s"]) == 4
+    want = [p / b for p, b in zip(res["samples_s"], res["bare"]["samples_s"], strict=True)]
+    np.testing.assert_allclose(res["pair_ratios"], want)

@@ -217,3 +217,55 @@ def test_torch_outputs_stay_on_the_input_device():
         out = getattr(zero_torch, name)(*a)
         outs = out if isinstance(out, tuple) else (out,)
         assert all(o.device == a[0].device for o in outs), name
+
+
+@pytest.mark.parametrize("name,index,bad,exc,arg", BAD, ids=lambda v: str(v)[:20])
+def test_jax_checks_bad_arrays_on_every_call_eager_and_in_jit(name, index, bad, exc, arg):
+    """JAX arrays are checked when the kernel traces: a failed check caches nothing, so
+    the same bad call raises again, after a good call and inside a user's jit."""
+    import jax
+
+    f = getattr(zero_jax, name)
+    call(name, zero_jax, jx)  # a good signature traced first
+    a = list(args(jx)[name])
+    a[index] = bad(jx)
+    for _ in range(2):
+        with pytest.raises(exc, match=arg):
+            f(*a)
+    slots = [i for i, x in enumerate(a) if isinstance(x, jax.Array)]
+
+    def step(*xs):
+        b = list(a)
+        for i, x in zip(slots, xs, strict=True):
+            b[i] = x
+        return f(*b)
+
+    with pytest.raises(exc, match=arg):
+        jax.jit(step)(*[a[i] for i in slots])
+
+
+def test_jax_validates_once_per_signature(monkeypatch):
+    """A repeated call on JAX arrays runs no validation: only a new signature (dtype or
+    shape) is checked, when its kernel traces."""
+    from zero_jax import _checks
+
+    seen = []
+    real = _checks._validate_arrays
+    monkeypatch.setattr(
+        _checks, "_validate_arrays", lambda c, v: seen.append(c) or real(c, v)
+    )
+    p = jnp.asarray([0.25, 0.5, 0.75], jnp.float32)
+    want = zero_jax.uncertainty_reward(p)
+    seen.clear()
+    for _ in range(3):
+        np.testing.assert_array_equal(zero_jax.uncertainty_reward(p), want)
+    assert seen == []
+    fresh = jnp.full((41,), 0.5, jnp.float32)  # a shape no other test traces
+    zero_jax.uncertainty_reward(fresh)
+    assert seen == ["uncertainty_reward"]
+    seen.clear()
+    zero_jax.uncertainty_reward(fresh)
+    assert seen == []
+    # NumPy input is converted and checked eagerly on every call
+    zero_jax.uncertainty_reward(np.asarray(fresh))
+    assert seen == ["uncertainty_reward"]

@@ -17,7 +17,10 @@ reuse an unchecked trace.  On a JAX without user contexts the checks are
 from __future__ import annotations
 
 import functools
+import inspect
+import math
 import numbers
+import operator
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -97,7 +100,8 @@ def compute_dtype(dtype: Any) -> np.dtype:
 
 
 def _to_array(name: str, x: Any) -> jax.Array:
-    if isinstance(x, jax.Array):  # a JAX array or tracer: no conversion (fast path)
+    if isinstance(x, jax.Array):  # a JAX array or tracer: no conversion
+        _ARRAY_TYPES.add(type(x))
         return x
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__))
@@ -118,49 +122,64 @@ def _to_array(name: str, x: Any) -> jax.Array:
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__)) from e
 
 
-#: Signatures that passed validation: ``(contract, ((dtype, shape) | None, ...))`` for
-#: calls whose arrays are all JAX arrays or tracers (their values are never read
-#: here).  A repeated signature skips the checks, so validation costs once per
-#: signature, like tracing; failures are never cached.
-_VALID_ARRAYS: dict[Any, None] = {}
-_VALID_HYPERS: dict[Any, dict[str, Any]] = {}
-_CACHE_LIMIT = 4096
-
-
-def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(cache) >= _CACHE_LIMIT:
-        cache.clear()
-    cache[key] = value
-
-
-def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
-    """Validate the array arguments of ``contract`` (in signature order).
-
-    Checks kind, rank, non-empty axes and that shared shape symbols agree (see
-    :class:`zero_contracts.validate.Shapes`); returns the arguments as JAX arrays
-    (``None`` stays ``None`` for an absent optional one).
-    """
-    key = None
-    if all(v is None or type(v) in _ARRAY_TYPES or _is_array(v) for v in values):
-        key = (contract, tuple(None if v is None else (v.dtype, v.shape) for v in values))
-        if key in _VALID_ARRAYS:
-            return values
-    out = _validate_arrays(contract, values)
-    if key is not None:
-        _remember(_VALID_ARRAYS, key, None)
-    return out
-
-
+#: Concrete types of the JAX arrays and tracers seen so far (a set lookup is much
+#: cheaper than the abstract-class check); filled by :func:`_to_array`.
 _ARRAY_TYPES: set[type] = set()
 
 
-def _is_array(v: Any) -> bool:
-    """``isinstance(v, jax.Array)``, remembering the concrete types seen (a set
-    lookup is cheaper than the abstract-class check on every call)."""
-    if isinstance(v, jax.Array):
-        _ARRAY_TYPES.add(type(v))
-        return True
-    return False
+def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
+    """The array arguments of ``contract`` (in signature order) as JAX arrays.
+
+    JAX arrays and tracers pass through untouched: their kinds and shapes are
+    checked when the reward's kernel is traced (see :func:`kernel`), once per
+    signature, so a repeated call costs one type test per argument.  Anything else
+    (NumPy arrays, lists, scalars) is converted and checked here: kind, rank,
+    non-empty axes, shared shape symbols (see :class:`zero_contracts.validate.Shapes`)
+    and, with x64 off, 64-bit ids that int32 cannot hold.  ``None`` stays ``None``
+    for an absent optional argument.
+    """
+    for v in values:
+        if v is not None and type(v) not in _ARRAY_TYPES:
+            return _validate_arrays(contract, values)
+    return values
+
+
+def kernel(
+    contract: Contract | str, *, static_argnames: tuple[str, ...] = ()
+) -> Callable[[F], F]:
+    """``jax.jit`` of a reward's kernel that validates its array arguments as it traces.
+
+    The kernel's leading positional parameters are the contract's array arguments,
+    in order.  Their kinds and shapes (known while tracing, also under ``vmap``
+    and inside a user's ``jit``) are checked by the same code as eager inputs, so
+    a signature is validated when it is first traced and never again: the public
+    call on JAX arrays then costs what a bare jitted kernel costs.  A failed check
+    raises while tracing and nothing is cached.
+
+    A real hyper-parameter passed as ``None`` (see :meth:`Hypers.scalar`) is the
+    contract's default, a constant of the compiled kernel.
+    """
+    spec = V.contract(contract)
+    count = len(spec.args)
+    defaults = {h.name: h.default for h in spec.hypers if h.kind == "real"}
+
+    def wrap(body: F) -> F:
+        names = list(inspect.signature(body).parameters)
+        slots = [(i, defaults[n]) for i, n in enumerate(names) if n in defaults]
+
+        @functools.wraps(body)
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            _validate_arrays(contract, args[:count])
+            if any(i < len(args) and args[i] is None for i, _ in slots):
+                args = tuple(
+                    next((d for i, d in slots if i == j), a) if a is None else a
+                    for j, a in enumerate(args)
+                )
+            return body(*args, **kwargs)
+
+        return jax.jit(traced, static_argnames=static_argnames)  # type: ignore[return-value]
+
+    return wrap
 
 
 def _validate_arrays(contract: Contract | str, values: tuple[Any, ...]) -> tuple[jax.Array, ...]:
@@ -211,23 +230,97 @@ def _number(name: str, x: Any) -> float | None:
     return float(arr)
 
 
-def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
+try:  # the x64 flag, read the cheap way where it exists (a cache key on every call)
+    from jax._src.config import enable_x64 as _ENABLE_X64
+
+    def _x64() -> bool:
+        return _ENABLE_X64.value is True
+except ImportError:  # pragma: no cover - a JAX without the internal name
+
+    def _x64() -> bool:
+        return jax.config.read("jax_enable_x64") is True
+
+
+class Hypers(dict[str, Any]):
+    """Validated hyper-parameters: the static Python value of each (``None`` for a
+    traced real one), and :meth:`scalar` for what a kernel receives."""
+
+    def __init__(self, contract: Contract | str, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        spec = V.contract(contract)
+        self._defaults = {h.name: h.default for h in spec.hypers if h.kind == "real"}
+        self._scalars: dict[str, Any] = {}
+
+    def scalar(self, name: str, value: Any) -> Any:
+        """``value`` as passed to a kernel (its parameter named ``name``).
+
+        A Python number equal to the contract's default is ``None``: the kernel (see
+        :func:`kernel`) uses the default as a constant, so a call at the defaults
+        passes no scalar at all.  Any other Python number becomes a weakly typed JAX
+        scalar, made once per remembered set of hyper-parameters (a Python number
+        passed to a jitted function is converted on every call, at microseconds
+        each), so changing it never recompiles.  A JAX scalar or tracer passes as
+        it is.  ``name`` keys the conversion: one value per name and set (a value
+        derived from the set, such as ``"beta" = 1 - alpha``, has no default).
+        """
+        try:
+            return self._scalars[name]
+        except KeyError:
+            pass
+        out = scalar(value)
+        if out is not value and value == self._defaults.get(name):
+            out = None
+        self._scalars[name] = out
+        return out
+
+
+#: Hyper-parameter sets that passed validation, keyed by contract, the x64 flag (the
+#: dtype of their JAX scalars), the values and their types (so ``True`` never passes
+#: for ``1``, nor ``8.0`` for ``8``).  Failures are never cached.
+_VALID_HYPERS: dict[Any, Hypers] = {}
+#: Per contract, the last remembered call: ``(x64, values, hypers)``; a call with the
+#: very same value objects (identity, so ``True`` is never ``1``) reuses it.
+_LAST_HYPERS: dict[Any, tuple[bool, tuple[Any, ...], Hypers]] = {}
+_CACHE_LIMIT = 4096
+
+
+def hypers(contract: Contract | str, **values: Any) -> Hypers:
     """Validate hyper-parameters by their contract; returns their static values.
 
     Real hyper-parameters map to their Python value, or ``None`` when traced.
-    Results for plain Python values are remembered (keyed with their types, so
-    ``True`` never passes for ``1``).
+    Results for plain Python values are remembered, so a repeated call costs one
+    dictionary lookup.
     """
+    given = tuple(values.values())
+    x64 = _x64()
+    last = _LAST_HYPERS.get(contract)
+    # the same objects as the contract's last call (defaults, literals): no key to build
+    if last is not None and last[0] is x64 and all(map(operator.is_, given, last[1])):
+        return last[2]
     try:
-        key = (contract, tuple((k, type(v), v) for k, v in values.items()))
+        key = (contract, x64, *given, *map(type, given))
         hit = _VALID_HYPERS.get(key)
     except TypeError:  # a traced or array-valued hyper-parameter: not hashable
-        return V.hyper_values(contract, values, _number)
-    if hit is not None:
-        return hit
-    out = V.hyper_values(contract, values, _number)
-    _remember(_VALID_HYPERS, key, out)
-    return out
+        return Hypers(contract, V.hyper_values(contract, values, _number))
+    if hit is None:
+        hit = Hypers(contract, V.hyper_values(contract, values, _number))
+        if len(_VALID_HYPERS) >= _CACHE_LIMIT:
+            _VALID_HYPERS.clear()
+        _VALID_HYPERS[key] = hit
+    _LAST_HYPERS[contract] = (x64, given, hit)
+    return hit
+
+
+def scalar(x: Any) -> Any:
+    """A Python float or int as a weakly typed JAX scalar of the current x64 setting;
+    anything else (a JAX scalar, a tracer, None, -0.0, an int beyond int32) as is."""
+    t = type(x)
+    if t is float:
+        if x == 0.0 and math.copysign(1.0, x) < 0:  # keeps -0.0 a Python float
+            return x
+    elif t is not int or not -(2**31) <= x < 2**31:
+        return x
+    return jnp.asarray(x)
 
 
 def label_range(name: str, answers: jax.Array, num_answers: int) -> None:

@@ -9,7 +9,6 @@ Tunix, TRL and Dr. GRPO (constants in :mod:`zero_contracts`).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -76,7 +75,7 @@ def _conventions(
     return mean, std, zero
 
 
-@functools.partial(jax.jit, static_argnames=("scale", "ddof", "singleton"))
+@_c.kernel("group_advantages", static_argnames=("scale", "ddof", "singleton"))
 def _advantages(
     r: jax.Array, m: jax.Array | None, eps: float | jax.Array, scale: str, ddof: int,
     singleton: str,
@@ -149,7 +148,7 @@ def group_advantages(
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
     h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)
-    return _advantages(r, m, eps, h["scale"], h["ddof"], h["singleton"])  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _advantages(r, m, h.scalar("eps", eps), h["scale"], h["ddof"], h["singleton"])
 
 
 def _column_advantages(

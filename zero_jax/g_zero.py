@@ -19,7 +19,7 @@ from zero_jax.primitives import exact_div, mean_kept
 __all__ = ["hint_delta", "proposer_rewards"]
 
 
-@jax.jit
+@_c.kernel("hint_delta")
 def _hint_delta(base: jax.Array, hinted: jax.Array, mask: jax.Array) -> jax.Array:
     _c.data_checks("hint_delta", base_logp=base, hinted_logp=hinted)
     dtype = jnp.result_type(base, hinted)
@@ -50,10 +50,10 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
     [-0.75]
     """
     base, hinted, m = _c.arrays("hint_delta", base_logp, hinted_logp, mask)
-    return _hint_delta(base, hinted, m)  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _hint_delta(base, hinted, m)
 
 
-@jax.jit
+@_c.kernel("proposer_rewards")
 def _proposer(
     delta: jax.Array, lengths: jax.Array, share: jax.Array, valid: jax.Array
 ) -> jax.Array:
@@ -94,4 +94,4 @@ def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: A
     [0.22, -1.5]
     """
     d, n, s, v = _c.arrays("proposer_rewards", delta, hint_lengths, cluster_share, valid)
-    return _proposer(d, n, s, v)  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _proposer(d, n, s, v)

@@ -7,7 +7,6 @@ From *MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data*
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -21,7 +20,7 @@ from zero_jax.primitives import vote
 __all__ = ["coder_rewards", "solver_rewards"]
 
 
-@jax.jit
+@_c.kernel("coder_rewards")
 def _coder(
     executed: jax.Array, easy: jax.Array, c: jax.Array, syntax_error: jax.Array
 ) -> jax.Array:
@@ -61,10 +60,10 @@ def coder_rewards(
     [2.3, -0.15]
     """
     e, s, c, x = _c.arrays("coder_rewards", executed, easy_accuracy, consistency, syntax_error)
-    return _coder(e, s, c, x)  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _coder(e, s, c, x)
 
 
-@functools.partial(jax.jit, static_argnames=("num_answers", "method"))
+@_c.kernel("solver_rewards", static_argnames=("num_answers", "method"))
 def _solver(
     answers: jax.Array,
     format_valid: jax.Array,
@@ -75,6 +74,8 @@ def _solver(
 ) -> jax.Array:
     _c.data_checks("solver_rewards", answers=answers, num_answers=num_answers, alpha=alpha)
     dtype = _c.float_dtype()
+    if isinstance(alpha, float):  # the default, a constant: 1 - alpha in decimal
+        beta = complement_weight(alpha)
     alpha = jnp.asarray(alpha, dtype)
     weight = 1 - alpha if beta is None else jnp.asarray(beta, dtype)
     labels, _ = vote(answers, num_answers, method)
@@ -115,5 +116,6 @@ def solver_rewards(
     """
     a, v = _c.arrays("solver_rewards", answers, format_valid)
     h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
-    beta = None if h["alpha"] is None else complement_weight(h["alpha"])
-    return _solver(a, v, alpha, beta, h["num_answers"], h["method"])  # type: ignore[no-any-return]  # jax.jit returns Any
+    weight = h.scalar("alpha", alpha)
+    beta = None if weight is None or h["alpha"] is None else complement_weight(h["alpha"])
+    return _solver(a, v, weight, h.scalar("beta", beta), h["num_answers"], h["method"])

@@ -13,7 +13,6 @@ kernels.  Everything is traceable (``jit`` / ``vmap`` / ``grad``).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -165,7 +164,7 @@ def ids_equal(a: jax.Array, b: jax.Array) -> jax.Array:
     return (s >= 0) & (u == s.astype(u.dtype))
 
 
-@functools.partial(jax.jit, static_argnames=("num_answers", "method"))
+@_c.kernel("majority_vote", static_argnames=("num_answers", "method"))
 def _vote_kernel(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
     _c.data_checks("majority_vote", answers=answers, num_answers=num_answers)
     return vote(answers, num_answers, method)
@@ -196,7 +195,7 @@ def majority_vote(
     """
     (a,) = _c.arrays("majority_vote", answers)
     h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
-    return _vote_kernel(a, h["num_answers"], h["method"])  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _vote_kernel(a, h["num_answers"], h["method"])
 
 
 def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
@@ -219,7 +218,7 @@ def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
     return out if sharding is None else reshard(out, sharding)
 
 
-@functools.partial(jax.jit, static_argnames=("num_clusters",))
+@_c.kernel("cluster_sizes", static_argnames=("num_clusters",))
 def _sizes_kernel(ids: jax.Array, num_clusters: int | None) -> jax.Array:
     _c.data_checks("cluster_sizes", ids=ids, num_clusters=num_clusters)
     return sizes(ids, num_clusters)
@@ -239,7 +238,7 @@ def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
     """
     (x,) = _c.arrays("cluster_sizes", ids)
     h = _c.hypers("cluster_sizes", num_clusters=num_clusters)
-    return _sizes_kernel(x, h["num_clusters"])  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _sizes_kernel(x, h["num_clusters"])
 
 
 _PAIRWISE_MAX = 128
@@ -342,7 +341,7 @@ def masked_mean(values: Any, mask: Any) -> jax.Array:
     [3.5]
     """
     values, mask = _c.arrays("masked_mean", values, mask)
-    return mean_kept(values, mask)
+    return _masked_mean_kernel(values, mask)
 
 
 def mean_kept(values: jax.Array, mask: jax.Array) -> jax.Array:
@@ -351,6 +350,9 @@ def mean_kept(values: jax.Array, mask: jax.Array) -> jax.Array:
         values = values.astype(_c.float_dtype())  # sums and counts never in a narrow int
     shape = jnp.broadcast_shapes(values.shape, mask.shape)
     return _masked_mean(jnp.broadcast_to(values, shape), jnp.broadcast_to(mask, shape))
+
+
+_masked_mean_kernel = _c.kernel("masked_mean")(mean_kept)
 
 
 @jax.custom_jvp

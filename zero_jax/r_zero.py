@@ -10,7 +10,6 @@ in :mod:`zero_contracts`), then runs a jit-compiled kernel; all are usable insid
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -33,7 +32,7 @@ def _triangle(p: jax.Array) -> jax.Array:
     return 1 - 2 * jnp.abs(p - 0.5)
 
 
-@jax.jit
+@_c.kernel("uncertainty_reward")
 def _uncertainty(p: jax.Array) -> jax.Array:
     _c.data_checks("uncertainty_reward", consistency=p)
     x = p.astype(_c.compute_dtype(p.dtype))
@@ -57,10 +56,10 @@ def uncertainty_reward(consistency: Any) -> jax.Array:
     [1.0, 0.5, 0.0]
     """
     (p,) = _c.arrays("uncertainty_reward", consistency)
-    return _uncertainty(p)  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _uncertainty(p)
 
 
-@functools.partial(jax.jit, static_argnames=("num_clusters",))
+@_c.kernel("challenger_rewards", static_argnames=("num_clusters",))
 def _challenger(
     p: jax.Array,
     clusters: jax.Array,
@@ -116,11 +115,12 @@ def challenger_rewards(
     """
     p, c, v = _c.arrays("challenger_rewards", consistency, clusters, valid)
     h = _c.hypers("challenger_rewards", strength=strength, num_clusters=num_clusters)
-    return _challenger(p, c, v, strength, h["num_clusters"])  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _challenger(p, c, v, h.scalar("strength", strength), h["num_clusters"])
 
 
-@functools.partial(jax.jit, static_argnames=("num_answers", "method"))
+@_c.kernel("consensus", static_argnames=("num_answers", "method"))
 def _consensus(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
+    _c.label_range("num_answers", answers, num_answers)
     _c.data_checks("consensus", answers=answers, num_answers=num_answers)
     labels, top = vote(answers, num_answers, method)
     consistency = exact_div(top.astype(_c.float_dtype()), answers.shape[-1])
@@ -156,11 +156,10 @@ def consensus(
     """
     (a,) = _c.arrays("consensus", answers)
     h = _c.hypers("consensus", num_answers=num_answers, method=method)
-    _c.label_range("num_answers", a, h["num_answers"])
-    return _consensus(a, h["num_answers"], h["method"])  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _consensus(a, h["num_answers"], h["method"])
 
 
-@jax.jit
+@_c.kernel("curriculum_mask")
 def _band(p: jax.Array, low: float | jax.Array, high: float | jax.Array) -> jax.Array:
     _c.data_checks("curriculum_mask", consistency=p, low=low, high=high)
     return (p >= jnp.asarray(low, p.dtype)) & (p <= jnp.asarray(high, p.dtype))
@@ -182,11 +181,11 @@ def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> 
     [False, True, True, True, False]
     """
     (p,) = _c.arrays("curriculum_mask", consistency)
-    _c.hypers("curriculum_mask", low=low, high=high)
-    return _band(p, low, high)  # type: ignore[no-any-return]  # jax.jit returns Any
+    h = _c.hypers("curriculum_mask", low=low, high=high)
+    return _band(p, h.scalar("low", low), h.scalar("high", high))
 
 
-@jax.jit
+@_c.kernel("pseudo_rewards")
 def _pseudo(answers: jax.Array, labels: jax.Array) -> jax.Array:
     return ids_equal(answers, labels[..., None]).astype(_c.float_dtype())
 
@@ -210,4 +209,4 @@ def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:
     [[1.0, 0.0, 1.0]]
     """
     a, y = _c.arrays("pseudo_rewards", answers, labels)
-    return _pseudo(a, y)  # type: ignore[no-any-return]  # jax.jit returns Any
+    return _pseudo(a, y)
