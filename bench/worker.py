@@ -207,10 +207,10 @@ def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float
             args, kwargs = C.build(case)
             call = backend.call(case, args, kwargs)
             if spec.get("pair_bare"):
-                # 5x the pairs of 1/5 the length: the same time as two backends' loops,
-                # and a median of ratios that one disturbed loop cannot move
+                # 10x the pairs of 1/10 the length: the same time as two backends'
+                # loops, and a median of ratios that a few disturbed loops cannot move
                 bare = backend.bare_call(case, args, kwargs)
-                result.update(measure_paired(call, bare, 5 * repeats, target_s / 5))
+                result.update(measure_paired(call, bare, 10 * repeats, target_s / 10))
             else:
                 result.update(measure(call, repeats, target_s))
         except Exception as e:  # noqa: BLE001 - reported in the table, the run goes on

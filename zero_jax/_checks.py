@@ -20,7 +20,6 @@ import functools
 import inspect
 import math
 import numbers
-import operator
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -122,9 +121,11 @@ def _to_array(name: str, x: Any) -> jax.Array:
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__)) from e
 
 
-#: Concrete types of the JAX arrays and tracers seen so far (a set lookup is much
-#: cheaper than the abstract-class check); filled by :func:`_to_array`.
-_ARRAY_TYPES: set[type] = set()
+#: Types that pass :func:`arrays` untouched: ``None`` (an absent optional argument;
+#: a required one is refused when the kernel traces) and the concrete types of the
+#: JAX arrays and tracers seen so far (a set lookup is much cheaper than the
+#: abstract-class check), added by :func:`_to_array`.
+_ARRAY_TYPES: set[type] = {type(None)}
 
 
 def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
@@ -138,10 +139,9 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
     and, with x64 off, 64-bit ids that int32 cannot hold.  ``None`` stays ``None``
     for an absent optional argument.
     """
-    for v in values:
-        if v is not None and type(v) not in _ARRAY_TYPES:
-            return _validate_arrays(contract, values)
-    return values
+    if _ARRAY_TYPES.issuperset(map(type, values)):
+        return values
+    return _validate_arrays(contract, values)
 
 
 def kernel(
@@ -242,72 +242,83 @@ except ImportError:  # pragma: no cover - a JAX without the internal name
 
 
 class Hypers(dict[str, Any]):
-    """Validated hyper-parameters: the static Python value of each (``None`` for a
-    traced real one), and :meth:`scalar` for what a kernel receives."""
+    """Validated hyper-parameters: the static Python value of each by name (``None``
+    for a traced real one), and :attr:`args`, what the kernel receives.
 
-    def __init__(self, contract: Contract | str, values: dict[str, Any]) -> None:
-        super().__init__(values)
+    ``args`` holds one entry per hyper-parameter in the contract's order: a static
+    one's Python value; a real one given as a Python number equal to the contract's
+    default is ``None`` (the kernel, see :func:`kernel`, uses the default as a
+    constant, so a call at the defaults passes no scalar at all), any other Python
+    number a weakly typed JAX scalar made once (a Python number passed to a jitted
+    function is converted on every call, at microseconds each; a cached scalar is
+    not, and changing it never recompiles), and a JAX scalar or tracer as it is.
+    """
+
+    def __init__(self, contract: Contract | str, given: tuple[Any, ...]) -> None:
         spec = V.contract(contract)
-        self._defaults = {h.name: h.default for h in spec.hypers if h.kind == "real"}
-        self._scalars: dict[str, Any] = {}
+        names = [h.name for h in spec.hypers]
+        super().__init__(V.hyper_values(spec, dict(zip(names, given, strict=True)), _number))
+        self.args = tuple(
+            (_real_arg(value, h.default) if h.kind == "real" else self[h.name])
+            for h, value in zip(spec.hypers, given, strict=True)
+        )
 
     def scalar(self, name: str, value: Any) -> Any:
-        """``value`` as passed to a kernel (its parameter named ``name``).
-
-        A Python number equal to the contract's default is ``None``: the kernel (see
-        :func:`kernel`) uses the default as a constant, so a call at the defaults
-        passes no scalar at all.  Any other Python number becomes a weakly typed JAX
-        scalar, made once per remembered set of hyper-parameters (a Python number
-        passed to a jitted function is converted on every call, at microseconds
-        each), so changing it never recompiles.  A JAX scalar or tracer passes as
-        it is.  ``name`` keys the conversion: one value per name and set (a value
-        derived from the set, such as ``"beta" = 1 - alpha``, has no default).
-        """
-        try:
-            return self._scalars[name]
-        except KeyError:
-            pass
-        out = scalar(value)
-        if out is not value and value == self._defaults.get(name):
-            out = None
-        self._scalars[name] = out
-        return out
+        """A value derived from this set (e.g. ``"beta" = 1 - alpha``) as a kernel
+        argument, converted as :attr:`args` converts a real hyper-parameter (no
+        default), once per name."""
+        cache: dict[str, Any] = self.__dict__.setdefault("_derived", {})
+        if name not in cache:
+            cache[name] = _real_arg(value, None)
+        return cache[name]
 
 
-#: Hyper-parameter sets that passed validation, keyed by contract, the x64 flag (the
-#: dtype of their JAX scalars), the values and their types (so ``True`` never passes
-#: for ``1``, nor ``8.0`` for ``8``).  Failures are never cached.
+def _real_arg(value: Any, default: Any) -> Any:
+    if type(value) is not float and type(value) is not int:
+        return value  # a JAX scalar or tracer (None for an absent derived value)
+    if default is not None and value == default:
+        return None
+    return scalar(value)
+
+
+#: Hyper-parameter sets that passed validation, keyed by contract, the x64 setting
+#: (the dtype of their JAX scalars), the values and their types (so ``True`` never
+#: passes for ``1``, nor ``8.0`` for ``8``).  Failures are never cached.
 _VALID_HYPERS: dict[Any, Hypers] = {}
-#: Per contract, the last remembered call: ``(x64, values, hypers)``; a call with the
-#: very same value objects (identity, so ``True`` is never ``1``) reuses it.
-_LAST_HYPERS: dict[Any, tuple[bool, tuple[Any, ...], Hypers]] = {}
+#: Per contract, the last call's ``(x64 or None, values, their types, hypers)``: a call
+#: with equal values of the same types (defaults, literals) needs no key.
+_LAST_HYPERS: dict[Any, tuple[bool | None, tuple[Any, ...], tuple[type, ...], Hypers]] = {}
 _CACHE_LIMIT = 4096
 
 
-def hypers(contract: Contract | str, **values: Any) -> Hypers:
-    """Validate hyper-parameters by their contract; returns their static values.
+def hypers(contract: Contract | str, *given: Any) -> Hypers:
+    """Validate hyper-parameters, given in the contract's order (see :class:`Hypers`).
 
-    Real hyper-parameters map to their Python value, or ``None`` when traced.
-    Results for plain Python values are remembered, so a repeated call costs one
-    dictionary lookup.
+    Results for plain Python values are remembered, so a repeated call costs a
+    comparison with the contract's last call or one dictionary lookup.
     """
-    given = tuple(values.values())
-    x64 = _x64()
+    types = tuple(map(type, given))
     last = _LAST_HYPERS.get(contract)
-    # the same objects as the contract's last call (defaults, literals): no key to build
-    if last is not None and last[0] is x64 and all(map(operator.is_, given, last[1])):
-        return last[2]
+    # types first: a traced value is never compared (nor remembered: unhashable); the
+    # x64 setting matters only to a set holding JAX scalars (last[0] is then not None)
+    if (
+        last is not None and types == last[2] and given == last[1]
+        and (last[0] is None or last[0] is _x64())
+    ):
+        return last[3]
+    x64 = _x64()
     try:
-        key = (contract, x64, *given, *map(type, given))
+        key = (contract, x64, *given, *types)
         hit = _VALID_HYPERS.get(key)
     except TypeError:  # a traced or array-valued hyper-parameter: not hashable
-        return Hypers(contract, V.hyper_values(contract, values, _number))
+        return Hypers(contract, given)
     if hit is None:
-        hit = Hypers(contract, V.hyper_values(contract, values, _number))
+        hit = Hypers(contract, given)
         if len(_VALID_HYPERS) >= _CACHE_LIMIT:
             _VALID_HYPERS.clear()
         _VALID_HYPERS[key] = hit
-    _LAST_HYPERS[contract] = (x64, given, hit)
+    held = any(isinstance(x, jax.Array) for x in hit.args)
+    _LAST_HYPERS[contract] = (x64 if held else None, given, types, hit)
     return hit
 
 

@@ -77,7 +77,7 @@ def _conventions(
 
 @_c.kernel("group_advantages", static_argnames=("scale", "ddof", "singleton"))
 def _advantages(
-    r: jax.Array, m: jax.Array | None, eps: float | jax.Array, scale: str, ddof: int,
+    r: jax.Array, m: jax.Array | None, scale: str, ddof: int, eps: float | jax.Array,
     singleton: str,
 ) -> jax.Array:
     if m is None:  # built inside the kernel: no extra dispatch per call
@@ -147,8 +147,8 @@ def group_advantages(
     [[0.707107, -0.707107], [0.0, 0.0]]
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
-    h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)
-    return _advantages(r, m, h.scalar("eps", eps), h["scale"], h["ddof"], h["singleton"])
+    h = _c.hypers("group_advantages", scale, ddof, eps, singleton)
+    return _advantages(r, m, *h.args)
 
 
 def _column_advantages(

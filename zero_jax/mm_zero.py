@@ -67,10 +67,10 @@ def coder_rewards(
 def _solver(
     answers: jax.Array,
     format_valid: jax.Array,
-    alpha: float | jax.Array,
-    beta: float | jax.Array | None,
     num_answers: int,
+    alpha: float | jax.Array,
     method: str,
+    beta: float | jax.Array | None,
 ) -> jax.Array:
     _c.data_checks("solver_rewards", answers=answers, num_answers=num_answers, alpha=alpha)
     dtype = _c.float_dtype()
@@ -115,7 +115,9 @@ def solver_rewards(
     [0.9, 1.0, 0.1]
     """
     a, v = _c.arrays("solver_rewards", answers, format_valid)
-    h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
-    weight = h.scalar("alpha", alpha)
-    beta = None if weight is None or h["alpha"] is None else complement_weight(h["alpha"])
-    return _solver(a, v, weight, h.scalar("beta", beta), h["num_answers"], h["method"])
+    h = _c.hypers("solver_rewards", num_answers, alpha, method)
+    # 1 - alpha in decimal for a Python alpha (the kernel's own for the default one)
+    n, weight, how = h.args
+    baked = weight is None or h["alpha"] is None
+    beta = None if baked else h.scalar("beta", complement_weight(h["alpha"]))
+    return _solver(a, v, n, weight, how, beta)

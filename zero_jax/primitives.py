@@ -194,8 +194,8 @@ def majority_vote(
     ([1], [2])
     """
     (a,) = _c.arrays("majority_vote", answers)
-    h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
-    return _vote_kernel(a, h["num_answers"], h["method"])
+    h = _c.hypers("majority_vote", num_answers, method)
+    return _vote_kernel(a, *h.args)
 
 
 def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
@@ -237,8 +237,8 @@ def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
     [3, 1, 3, 3]
     """
     (x,) = _c.arrays("cluster_sizes", ids)
-    h = _c.hypers("cluster_sizes", num_clusters=num_clusters)
-    return _sizes_kernel(x, h["num_clusters"])
+    h = _c.hypers("cluster_sizes", num_clusters)
+    return _sizes_kernel(x, *h.args)
 
 
 _PAIRWISE_MAX = 128

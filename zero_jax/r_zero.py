@@ -114,8 +114,8 @@ def challenger_rewards(
     [0.5, 0.5, 0.25, 0.0]
     """
     p, c, v = _c.arrays("challenger_rewards", consistency, clusters, valid)
-    h = _c.hypers("challenger_rewards", strength=strength, num_clusters=num_clusters)
-    return _challenger(p, c, v, h.scalar("strength", strength), h["num_clusters"])
+    h = _c.hypers("challenger_rewards", strength, num_clusters)
+    return _challenger(p, c, v, *h.args)
 
 
 @_c.kernel("consensus", static_argnames=("num_answers", "method"))
@@ -155,8 +155,8 @@ def consensus(
     ([1], [0.5])
     """
     (a,) = _c.arrays("consensus", answers)
-    h = _c.hypers("consensus", num_answers=num_answers, method=method)
-    return _consensus(a, h["num_answers"], h["method"])
+    h = _c.hypers("consensus", num_answers, method)
+    return _consensus(a, *h.args)
 
 
 @_c.kernel("curriculum_mask")
@@ -181,8 +181,8 @@ def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> 
     [False, True, True, True, False]
     """
     (p,) = _c.arrays("curriculum_mask", consistency)
-    h = _c.hypers("curriculum_mask", low=low, high=high)
-    return _band(p, h.scalar("low", low), h.scalar("high", high))
+    h = _c.hypers("curriculum_mask", low, high)
+    return _band(p, *h.args)
 
 
 @_c.kernel("pseudo_rewards")
