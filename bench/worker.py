@@ -107,8 +107,9 @@ class Backend:
     def bare_call(
         self, case: C.Case, args: list[Any], kwargs: dict[str, Any]
     ) -> Callable[[], Any]:
-        """The bare kernel of ``case`` (:mod:`bench.bare`) as a blocking call on the
-        same device arrays' values; JAX backends only."""
+        """The bare kernel of ``case`` (:mod:`bench.bare`) as a blocking call; JAX
+        backends only.  ``args`` may be the very arrays a public call uses (already
+        on the device), so that a paired timing reads the same buffers."""
         if self.name not in JAX_BACKENDS:
             raise ValueError(f"no bare kernels for backend {self.name!r}")
         from bench import bare
@@ -205,6 +206,8 @@ def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float
         result: dict[str, Any] = {"key": case.key}
         try:
             args, kwargs = C.build(case)
+            if spec.get("pair_bare"):
+                args = [backend.convert(x) for x in args]  # one set of buffers for both
             call = backend.call(case, args, kwargs)
             if spec.get("pair_bare"):
                 # 10x the pairs of 1/10 the length: the same time as two backends'

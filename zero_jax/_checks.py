@@ -36,6 +36,7 @@ from zero_contracts import validate as V
 __all__ = ["checked"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
 _SUFFIX = re.compile(r"\s*\(`check` failed.*\)\s*$", re.DOTALL)
 
@@ -144,6 +145,10 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
     return _validate_arrays(contract, values)
 
 
+#: The body of each contract's kernel (its parameters are checked in test_contracts).
+KERNELS: dict[str, Callable[..., Any]] = {}
+
+
 def kernel(
     contract: Contract | str, *, static_argnames: tuple[str, ...] = ()
 ) -> Callable[[F], F]:
@@ -165,6 +170,7 @@ def kernel(
 
     def wrap(body: F) -> F:
         names = list(inspect.signature(body).parameters)
+        KERNELS[spec.name] = body
         slots = [(i, defaults[n]) for i, n in enumerate(names) if n in defaults]
 
         @functools.wraps(body)
@@ -177,9 +183,34 @@ def kernel(
                 )
             return body(*args, **kwargs)
 
-        return jax.jit(traced, static_argnames=static_argnames)  # type: ignore[return-value]
+        jitted = jax.jit(traced, static_argnames=static_argnames)
+        jitted.bind = _binder(traced, jitted)  # type: ignore[attr-defined]
+        return jitted  # type: ignore[return-value]
 
     return wrap
+
+
+def _binder(
+    traced: Callable[..., Any], jitted: Callable[..., Any]
+) -> Callable[[tuple[Any, ...]], Callable[..., Any]]:
+    """``bind(hyper_args)``: the kernel with its hyper-parameter arguments fixed, a
+    function of the arrays alone.  Python values (static hyper-parameters, ``None``
+    for a default) become constants of a jitted function made once per set, so a
+    call passes only its arrays to jit's dispatch; a set holding JAX scalars or
+    tracers keeps them as arguments (changing them never recompiles)."""
+    bound: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+    def bind(args: tuple[Any, ...]) -> Callable[..., Any]:
+        if any(isinstance(x, jax.Array) for x in args):
+            return lambda *arrays: jitted(*arrays, *args)
+        hit = bound.get(args)
+        if hit is None:
+            if len(bound) >= 256:
+                bound.clear()
+            hit = bound[args] = jax.jit(lambda *arrays: traced(*arrays, *args))
+        return hit
+
+    return bind
 
 
 def _validate_arrays(contract: Contract | str, values: tuple[Any, ...]) -> tuple[jax.Array, ...]:
@@ -262,6 +293,14 @@ class Hypers(dict[str, Any]):
             (_real_arg(value, h.default) if h.kind == "real" else self[h.name])
             for h, value in zip(spec.hypers, given, strict=True)
         )
+
+    def call(self, kernel: Callable[..., R], *arrays: Any) -> R:
+        """``kernel(*arrays, *self.args)`` through the kernel's ``bind`` (see
+        :func:`kernel`), bound once per set of hyper-parameters."""
+        f = self.__dict__.get("_bound")
+        if f is None:
+            f = self.__dict__["_bound"] = kernel.bind(self.args)  # type: ignore[attr-defined]
+        return f(*arrays)  # type: ignore[no-any-return]  # the kernel's own result
 
     def scalar(self, name: str, value: Any) -> Any:
         """A value derived from this set (e.g. ``"beta" = 1 - alpha``) as a kernel

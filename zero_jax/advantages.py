@@ -148,7 +148,7 @@ def group_advantages(
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
     h = _c.hypers("group_advantages", scale, ddof, eps, singleton)
-    return _advantages(r, m, *h.args)
+    return h.call(_advantages, r, m)
 
 
 def _column_advantages(

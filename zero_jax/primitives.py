@@ -195,7 +195,7 @@ def majority_vote(
     """
     (a,) = _c.arrays("majority_vote", answers)
     h = _c.hypers("majority_vote", num_answers, method)
-    return _vote_kernel(a, *h.args)
+    return h.call(_vote_kernel, a)
 
 
 def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
@@ -238,7 +238,7 @@ def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
     """
     (x,) = _c.arrays("cluster_sizes", ids)
     h = _c.hypers("cluster_sizes", num_clusters)
-    return _sizes_kernel(x, *h.args)
+    return h.call(_sizes_kernel, x)
 
 
 _PAIRWISE_MAX = 128

@@ -115,7 +115,7 @@ def challenger_rewards(
     """
     p, c, v = _c.arrays("challenger_rewards", consistency, clusters, valid)
     h = _c.hypers("challenger_rewards", strength, num_clusters)
-    return _challenger(p, c, v, *h.args)
+    return h.call(_challenger, p, c, v)
 
 
 @_c.kernel("consensus", static_argnames=("num_answers", "method"))
@@ -156,7 +156,7 @@ def consensus(
     """
     (a,) = _c.arrays("consensus", answers)
     h = _c.hypers("consensus", num_answers, method)
-    return _consensus(a, *h.args)
+    return h.call(_consensus, a)
 
 
 @_c.kernel("curriculum_mask")
@@ -182,7 +182,7 @@ def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> 
     """
     (p,) = _c.arrays("curriculum_mask", consistency)
     h = _c.hypers("curriculum_mask", low, high)
-    return _band(p, *h.args)
+    return h.call(_band, p)
 
 
 @_c.kernel("pseudo_rewards")
