@@ -674,7 +674,7 @@ def headline(result: dict) -> list[str]:
         out.append(
             f"- Public `zero_jax` call over a bare `jax.jit` of the same math, {t6['rows']} rows "
             f"at B ∈ {{{', '.join(f'{b:,}' for b in BARE_BATCHES)}}}: geometric mean "
-            f"**{_fmt(t6['geomean_public_over_bare'])}x**, highest {_fmt(worst[1])}x "
+            f"**{t6['geomean_public_over_bare']:.2f}x**, highest {worst[1]:.2f}x "
             f"(`{worst[0]}`); {len(t6.get('rows_above_target') or [])} rows above "
             f"{BARE_TARGET}x."
         )
