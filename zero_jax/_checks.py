@@ -147,6 +147,9 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
 
 #: The body of each contract's kernel (its parameters are checked in test_contracts).
 KERNELS: dict[str, Callable[..., Any]] = {}
+#: Each jitted kernel's ``bind`` (see :func:`_binder`), kept beside the jit object
+#: rather than as an attribute of it.
+BINDERS: dict[Any, Callable[[tuple[Any, ...]], Callable[..., Any]]] = {}
 
 
 def kernel(
@@ -184,7 +187,7 @@ def kernel(
             return body(*args, **kwargs)
 
         jitted = jax.jit(traced, static_argnames=static_argnames)
-        jitted.bind = _binder(traced, jitted)  # type: ignore[attr-defined]
+        BINDERS[jitted] = _binder(traced, jitted)
         return jitted  # type: ignore[return-value]
 
     return wrap
@@ -295,11 +298,11 @@ class Hypers(dict[str, Any]):
         )
 
     def call(self, kernel: Callable[..., R], *arrays: Any) -> R:
-        """``kernel(*arrays, *self.args)`` through the kernel's ``bind`` (see
+        """``kernel(*arrays, *self.args)`` through the kernel's binder (see
         :func:`kernel`), bound once per set of hyper-parameters."""
         f = self.__dict__.get("_bound")
         if f is None:
-            f = self.__dict__["_bound"] = kernel.bind(self.args)  # type: ignore[attr-defined]
+            f = self.__dict__["_bound"] = BINDERS[kernel](self.args)
         return f(*arrays)  # type: ignore[no-any-return]  # the kernel's own result
 
     def scalar(self, name: str, value: Any) -> Any:
