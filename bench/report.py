@@ -31,7 +31,8 @@ BARE_TARGET = 1.15
 BARE_BATCHES = (256, 4096, 65536)
 
 
-def _stats(xs: list[float]) -> dict[str, float]:
+def stats(xs: list[float]) -> dict[str, float]:
+    """Median, quartiles, minimum and count of times in seconds, in µs."""
     a = np.asarray(xs) * 1e6
     return {
         "median_us": float(np.median(a)),
@@ -76,7 +77,7 @@ def assemble(
         }
         for b in backends:
             if b in samples.get(case.key, {}):
-                st = _stats(samples[case.key][b])
+                st = stats(samples[case.key][b])
                 # Workers live across rounds: only round 1's first call traces and compiles.
                 f = float(first[case.key][b][0])
                 st["first_call_ms"] = f * 1e3

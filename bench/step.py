@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from bench import report
 from bench.contention import THRESHOLD_CORES, Probe
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -230,15 +231,7 @@ class Runner:
 
 
 def _stats(xs: list[float]) -> dict[str, float]:
-    a = np.asarray(xs) * 1e6
-    return {
-        "median_us": float(np.median(a)),
-        "p25_us": float(np.percentile(a, 25)),
-        "p75_us": float(np.percentile(a, 75)),
-        "min_us": float(np.min(a)),
-        "max_us": float(np.max(a)),
-        "n": int(a.size),
-    }
+    return {**report.stats(xs), "max_us": float(np.max(np.asarray(xs) * 1e6))}
 
 
 def measure(cfg: Config, data: dict[str, np.ndarray], log=print) -> dict[str, Any]:

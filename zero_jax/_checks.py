@@ -164,7 +164,7 @@ def kernel(
     call on JAX arrays then costs what a bare jitted kernel costs.  A failed check
     raises while tracing and nothing is cached.
 
-    A real hyper-parameter passed as ``None`` (see :meth:`Hypers.scalar`) is the
+    A real hyper-parameter passed as ``None`` (see :attr:`Hypers.args`) is the
     contract's default, a constant of the compiled kernel.
     """
     spec = V.contract(contract)
@@ -174,16 +174,12 @@ def kernel(
     def wrap(body: F) -> F:
         names = list(inspect.signature(body).parameters)
         KERNELS[spec.name] = body
-        slots = [(i, defaults[n]) for i, n in enumerate(names) if n in defaults]
+        slots = {i: defaults[n] for i, n in enumerate(names) if n in defaults}
 
         @functools.wraps(body)
-        def traced(*args: Any, **kwargs: Any) -> Any:
+        def traced(*args: Any, **kwargs: Any) -> Any:  # runs only while tracing
             _validate_arrays(contract, args[:count])
-            if any(i < len(args) and args[i] is None for i, _ in slots):
-                args = tuple(
-                    next((d for i, d in slots if i == j), a) if a is None else a
-                    for j, a in enumerate(args)
-                )
+            args = tuple(slots[i] if a is None and i in slots else a for i, a in enumerate(args))
             return body(*args, **kwargs)
 
         jitted = jax.jit(traced, static_argnames=static_argnames)
@@ -293,34 +289,43 @@ class Hypers(dict[str, Any]):
         names = [h.name for h in spec.hypers]
         super().__init__(V.hyper_values(spec, dict(zip(names, given, strict=True)), _number))
         self.args = tuple(
-            (_real_arg(value, h.default) if h.kind == "real" else self[h.name])
+            (_kernel_arg(value, h.default) if h.kind == "real" else self[h.name])
             for h, value in zip(spec.hypers, given, strict=True)
         )
+        self._bound: Callable[..., Any] | None = None
+        self._derived: dict[str, Any] = {}
 
     def call(self, kernel: Callable[..., R], *arrays: Any) -> R:
         """``kernel(*arrays, *self.args)`` through the kernel's binder (see
         :func:`kernel`), bound once per set of hyper-parameters."""
-        f = self.__dict__.get("_bound")
-        if f is None:
-            f = self.__dict__["_bound"] = BINDERS[kernel](self.args)
-        return f(*arrays)  # type: ignore[no-any-return]  # the kernel's own result
+        if self._bound is None:
+            self._bound = BINDERS[kernel](self.args)
+        return self._bound(*arrays)  # type: ignore[no-any-return]  # the kernel's own result
 
     def scalar(self, name: str, value: Any) -> Any:
         """A value derived from this set (e.g. ``"beta" = 1 - alpha``) as a kernel
         argument, converted as :attr:`args` converts a real hyper-parameter (no
         default), once per name."""
-        cache: dict[str, Any] = self.__dict__.setdefault("_derived", {})
-        if name not in cache:
-            cache[name] = _real_arg(value, None)
-        return cache[name]
+        if name not in self._derived:
+            self._derived[name] = _kernel_arg(value, None)
+        return self._derived[name]
 
 
-def _real_arg(value: Any, default: Any) -> Any:
-    if type(value) is not float and type(value) is not int:
-        return value  # a JAX scalar or tracer (None for an absent derived value)
+def _kernel_arg(value: Any, default: Any) -> Any:
+    """A real hyper-parameter as a kernel argument (see :class:`Hypers`): ``None`` for
+    a Python number equal to ``default``, a weakly typed JAX scalar of the current
+    x64 setting for another Python float or int (-0.0 and ints beyond int32 stay
+    Python numbers), anything else (a JAX scalar, a tracer, None) as it is."""
+    t = type(value)
+    if t is not float and t is not int:
+        return value
     if default is not None and value == default:
         return None
-    return scalar(value)
+    if (t is float and value == 0.0 and math.copysign(1.0, value) < 0) or (
+        t is int and not -(2**31) <= value < 2**31
+    ):
+        return value
+    return jnp.asarray(value)
 
 
 #: Hyper-parameter sets that passed validation, keyed by contract, the x64 setting
@@ -362,18 +367,6 @@ def hypers(contract: Contract | str, *given: Any) -> Hypers:
     held = any(isinstance(x, jax.Array) for x in hit.args)
     _LAST_HYPERS[contract] = (x64 if held else None, given, types, hit)
     return hit
-
-
-def scalar(x: Any) -> Any:
-    """A Python float or int as a weakly typed JAX scalar of the current x64 setting;
-    anything else (a JAX scalar, a tracer, None, -0.0, an int beyond int32) as is."""
-    t = type(x)
-    if t is float:
-        if x == 0.0 and math.copysign(1.0, x) < 0:  # keeps -0.0 a Python float
-            return x
-    elif t is not int or not -(2**31) <= x < 2**31:
-        return x
-    return jnp.asarray(x)
 
 
 def label_range(name: str, answers: jax.Array, num_answers: int) -> None:
