@@ -26,9 +26,10 @@ from zero_contracts import CONTRACTS, SCALES, SINGLETONS
 ID_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
 BATCHES = (1, 128, 129, 4096, 65537)
-#: Internal thresholds of single functions: group_advantages switches to its
-#: column kernel at 2**18 groups of at most 16 samples.
-EXTRA_BATCHES = {"group_advantages": (2**18 - 1, 2**18)}
+#: Batch sizes of single functions beyond BATCHES (none today: the only internal
+#: thresholds, 128 ids for pairwise cluster sizes and the counting table's size, are
+#: covered by BATCHES and parity_tests/test_limits.py).
+EXTRA_BATCHES: dict[str, tuple[int, ...]] = {}
 PATTERNS = ("near_limits", "negative", "sparse", "all_equal", "all_distinct", "dense")
 METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
 TRANSFORMS = ("eager", "jit", "vmap")
@@ -62,6 +63,37 @@ def f64(x) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
 
 
+# Invalid data (the contract's rule, written here from its text): every output row
+# that reads an invalid entry is NaN (floats) or -1 (integers), a bool output keeps no
+# such entry, and valid rows come out as if the invalid ids matched no valid id; a
+# hyper-parameter out of range poisons everything.
+
+
+def bad_unit(x) -> np.ndarray:
+    x = f64(x)
+    with np.errstate(invalid="ignore"):
+        return ~((x >= 0) & (x <= 1))
+
+
+def bad_ids(x, bound) -> np.ndarray:
+    """Ids outside [0, bound), compared exactly (as Python ints when needed)."""
+    x = np.asarray(x)
+    if bound is None:
+        return np.zeros(x.shape, bool)
+    if bound <= np.iinfo(x.dtype).max:
+        return (x < 0) | (x >= np.asarray(bound, x.dtype))
+    return x < 0
+
+
+def bad_real(value, lo=None, hi=None) -> bool:
+    v = float(value)
+    return not (np.isfinite(v) and (lo is None or v >= lo) and (hi is None or v <= hi))
+
+
+def nan_where(out: np.ndarray, bad) -> np.ndarray:
+    return np.where(bad, np.nan, out)
+
+
 def vote(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(label, top count) per row; ties to the smallest id; exact in the ids' dtype."""
     a = np.asarray(answers)
@@ -73,7 +105,8 @@ def vote(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def uncertainty_reward(consistency):
-    return 1 - 2 * np.abs(f64(consistency) - 0.5)
+    p = f64(consistency)
+    return nan_where(1 - 2 * np.abs(p - 0.5), bad_unit(p))
 
 
 def sizes(ids) -> np.ndarray:
@@ -81,23 +114,44 @@ def sizes(ids) -> np.ndarray:
     return counts[inverse.reshape(-1)]
 
 
+def dense_sizes(ids, num_clusters) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes counting only the ids in [0, num_clusters), which ids are invalid)."""
+    x = np.asarray(ids)
+    invalid = bad_ids(x, num_clusters)
+    valid_ids = x[~invalid].astype(np.int64)
+    counts = np.bincount(valid_ids, minlength=num_clusters)
+    return np.where(invalid, 0, counts[np.where(invalid, 0, x).astype(np.int64)]), invalid
+
+
 def challenger_rewards(consistency, clusters, valid, strength=1.0, num_clusters=None):
     p = f64(consistency)
-    share = sizes(clusters) / p.shape[0]
-    reward = np.maximum(0.0, 1 - 2 * np.abs(p - 0.5) - float(strength) * share)
-    return np.where(valid, reward, 0.0)
+    c = np.asarray(clusters)
+    if num_clusters is None:
+        invalid_id = np.zeros(c.shape, bool)
+        size = sizes(c)
+    else:  # invalid ids are in no cluster (but stay in B)
+        size, invalid_id = dense_sizes(c, num_clusters)
+    share = size / p.shape[0]
+    with np.errstate(invalid="ignore"):
+        reward = np.maximum(0.0, 1 - 2 * np.abs(p - 0.5) - float(strength) * share)
+    reward = np.where(valid, reward, 0.0)
+    return nan_where(reward, bad_unit(p) | invalid_id | bad_real(strength, 0.0))
 
 
 def consensus(answers, num_answers=None, method=None):
     labels, top = vote(answers)
-    return labels, top / np.asarray(answers).shape[1]
+    rows = bad_ids(answers, num_answers).any(-1)
+    return np.where(rows, -1, labels.astype(object)), nan_where(top / np.shape(answers)[1], rows)
 
 
 def curriculum_mask(consistency, low=0.25, high=0.75):
     p = np.asarray(consistency)
     lo = np.asarray(low, p.dtype).astype(np.float64)
     hi = np.asarray(high, p.dtype).astype(np.float64)
-    return (f64(p) >= lo) & (f64(p) <= hi)
+    broken = bad_real(low, 0, 1) or bad_real(high, 0, 1) or float(low) > float(high)
+    with np.errstate(invalid="ignore"):
+        keep = (f64(p) >= lo) & (f64(p) <= hi)
+    return keep & ~bad_unit(p) & (not broken)
 
 
 def pseudo_rewards(answers, labels):
@@ -107,8 +161,11 @@ def pseudo_rewards(answers, labels):
 
 
 def hint_delta(base_logp, hinted_logp, mask):
-    diff = np.where(mask, f64(base_logp) - f64(hinted_logp), 0.0)
-    return diff.sum(-1) / np.maximum(np.asarray(mask).sum(-1), 1)
+    b, h = f64(base_logp), f64(hinted_logp)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(mask, b - h, 0.0)
+    out = diff.sum(-1) / np.maximum(np.asarray(mask).sum(-1), 1)
+    return nan_where(out, (~np.isfinite(b) | ~np.isfinite(h)).any(-1))
 
 
 def proposer_rewards(delta, hint_lengths, cluster_share, valid):
@@ -116,15 +173,18 @@ def proposer_rewards(delta, hint_lengths, cluster_share, valid):
     excess = np.array([float(max(int(n) - 200, 0)) for n in lengths.ravel()], np.float64)
     penalty = 0.03 * excess.reshape(lengths.shape) / 100
     share = f64(cluster_share)
+    v = np.asarray(valid)
+    rows = (v & ~np.isfinite(f64(delta))) | (v & (lengths < 0).astype(bool)) | bad_unit(share)
     with np.errstate(invalid="ignore"):
-        return np.where(valid, f64(delta) - penalty - share, -1 - share)
+        return nan_where(np.where(valid, f64(delta) - penalty - share, -1 - share), rows)
 
 
 def coder_rewards(executed, easy_accuracy, consistency, syntax_error):
     s, c = f64(easy_accuracy), f64(consistency)
     with np.errstate(invalid="ignore"):
         success = 1 + s + np.minimum(c, 1 - c)
-    return np.where(executed, success, -0.1) - 0.05 * np.asarray(syntax_error)
+    out = np.where(executed, success, -0.1) - 0.05 * np.asarray(syntax_error)
+    return nan_where(out, np.asarray(executed) & (bad_unit(s) | bad_unit(c)))
 
 
 def solver_rewards(answers, format_valid, num_answers=None, alpha=0.9, method=None):
@@ -132,12 +192,23 @@ def solver_rewards(answers, format_valid, num_answers=None, alpha=0.9, method=No
     labels, _ = vote(a)
     agree = (a == labels[:, None]).astype(np.float64)
     beta = float(Decimal(1) - Decimal(repr(float(alpha))))
-    return float(alpha) * agree + beta * np.asarray(format_valid, np.float64)
+    out = float(alpha) * agree + beta * np.asarray(format_valid, np.float64)
+    rows = bad_ids(a, num_answers).any(-1, keepdims=True) | bad_real(alpha, 0, 1)
+    return nan_where(out, rows)
 
 
 def group_advantages(rewards, mask=None, scale="group", ddof=1, eps=1e-6, singleton="zero"):
+    with np.errstate(invalid="ignore"):  # a broken group's NaN is replaced below
+        return _group_advantages(rewards, mask, scale, ddof, eps, singleton)
+
+
+def _group_advantages(rewards, mask, scale, ddof, eps, singleton):
     r = f64(rewards)
     m = np.ones(r.shape, bool) if mask is None else np.asarray(mask)
+    broken = (m & ~np.isfinite(r)).any(-1, keepdims=True) | bad_real(eps, 0.0)
+    if scale == "batch":
+        broken = broken | broken.any()
+    r = np.where(m, r, 0.0)  # masked entries are never read
     n = m.sum(-1, keepdims=True).astype(np.float64)
     kept = np.where(m, r, 0.0)
     mean = kept.sum(-1, keepdims=True) / np.maximum(n, 1)
@@ -155,7 +226,7 @@ def group_advantages(rewards, mask=None, scale="group", ddof=1, eps=1e-6, single
     adv = r - mean
     if scale != "none":
         with np.errstate(divide="ignore", invalid="ignore"):  # zeroed below
-            adv = adv / (std + eps)
+            adv = adv / (std + float(eps))
     hi = np.where(m, r, -np.inf).max(-1, keepdims=True)
     lo = np.where(m, r, np.inf).min(-1, keepdims=True)
     zero = hi == lo
@@ -163,15 +234,21 @@ def group_advantages(rewards, mask=None, scale="group", ddof=1, eps=1e-6, single
         zero = zero | (n <= ddof)
     if singleton == "raw":
         zero = zero & ~single
-    return np.where(m & ~zero, adv, 0.0)
+    return nan_where(np.where(m & ~zero, adv, 0.0), broken)
 
 
 def majority_vote(answers, num_answers=None, method=None):
-    return vote(answers)
+    labels, top = vote(answers)
+    rows = bad_ids(answers, num_answers).any(-1)
+    minus_one = np.array(-1).astype(labels.dtype)  # the largest value of an unsigned dtype
+    return np.where(rows, minus_one, labels), np.where(rows, -1, top)
 
 
 def cluster_sizes(ids, num_clusters=None):
-    return sizes(ids)
+    if num_clusters is None:
+        return sizes(ids)
+    counts, invalid = dense_sizes(ids, num_clusters)
+    return np.where(invalid, -1, counts)
 
 
 def masked_mean(values, mask):

@@ -1,80 +1,104 @@
-"""The public call path of zero_jax: hyper-parameters given as Python numbers reach
-the kernels as cached JAX scalars (or, at their defaults, as constants of the compiled
-kernel), which must change neither a value nor a dtype, under either x64 setting, and
-never recompile when a value changes."""
+"""The public call path where users call it (issue 17): every reproducer gives the
+specified answer or error eagerly, inside a user's ``jit`` where its hyper-parameter
+is first seen, and under ``vmap``, with x64 off and on (meshes: test_matrix_sharded.py,
+processes: test_multiprocess.py); hyper-parameters in every accepted form; no module of
+zero_jax keeps a JAX value, and none imports a private JAX module."""
 
 from __future__ import annotations
 
+import ast
+import sys
+import types
 from decimal import Decimal
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import zero_jax
-from zero_jax import advantages, mm_zero, r_zero
 
-ANSWERS = np.array([[4, 4, 2], [1, 2, 3]])
-FORMAT = np.array([[False, True, True], [True, False, True]])
+from . import reproducers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
+def test_every_reproducer_eager_in_jit_and_under_vmap(x64):
+    assert reproducers.run_all(("jit", "eager", "vmap"), x64) == 3 * len(reproducers.cases()) + 1
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
+def test_hyper_parameters_in_every_form(x64):
+    """Python numbers, NumPy scalars, 0-d NumPy and JAX arrays and traced values all
+    give the same answer; static ints accept NumPy ints and 0-d integer arrays."""
+    p = np.array([0.5, 0.5, 0.75, 1.0])
+    c, v = np.array([0, 0, 1, 2]), np.ones(4, bool)
+    with jax.enable_x64(x64):
+        want = np.asarray(zero_jax.challenger_rewards(p, c, v, 0.5))
+        forms = (np.float64(0.5), np.float32(0.5), np.asarray(0.5), jnp.asarray(0.5),
+                 np.int64(0) + 0.5)
+        for s in forms:
+            np.testing.assert_array_equal(zero_jax.challenger_rewards(p, c, v, s), want)
+        traced = jax.jit(lambda s: zero_jax.challenger_rewards(p, c, v, s))(0.5)
+        np.testing.assert_array_equal(traced, want)
+        for n in (np.int64(3), np.asarray(3), jnp.asarray(3)):
+            labels, _ = zero_jax.consensus(np.array([[2, 1, 1]]), n)
+            assert labels.tolist() == [1]
+        with pytest.raises(TypeError, match="num_answers must be a Python int"):
+            jax.jit(lambda n: zero_jax.consensus(jnp.array([[2, 1, 1]]), n))(3)
+        with pytest.raises(TypeError, match="strength must be a real scalar"):
+            zero_jax.challenger_rewards(p, c, v, np.array([0.5]))
+        with pytest.raises(TypeError, match="strength must be a real scalar"):
+            zero_jax.challenger_rewards(p, c, v, True)
+
+
+def test_static_ints_too_large_for_their_use():
+    """A static int beyond what its use can hold raises a ValueError naming it, or gives
+    the exact answer."""
+    a = np.array([[2, 1, 1, 0]])
+    with jax.enable_x64(False):
+        assert zero_jax.consensus(a, 2**32)[0].tolist() == [1]  # int32 ids fit int32 labels
+        with pytest.raises(ValueError, match="num_answers=4294967296"):
+            zero_jax.consensus(a.astype(np.uint32), 2**32)  # uint32 ids may not
+        assert zero_jax.majority_vote(a, 2**70)[0].tolist() == [1]  # labels in a's dtype
+    with jax.enable_x64(True):
+        assert zero_jax.consensus(a, 2**66)[0].tolist() == [1]
+        with pytest.raises(ValueError, match="num_answers=73786976294838206464"):
+            zero_jax.consensus(a.astype(np.uint64), 2**66)
+    with pytest.raises(ValueError, match="num_clusters must be <= 268435456"):
+        zero_jax.cluster_sizes(np.array([0, 1]), num_clusters=2**40)
+    r = np.array([[1.0, 2.0, 4.0]])
+    for ddof in (2**31, 2**63, 10**30):
+        np.testing.assert_array_equal(zero_jax.group_advantages(r, ddof=ddof), 0.0)
 
 
 def _solver_oracle(alpha: float, dtype) -> np.ndarray:
     """alpha * agree + (1 - alpha) * format, 1 - alpha in decimal, in ``dtype``."""
+    fmt = np.array([[False, True, True], [True, False, True]])
     agree = np.array([[1, 1, 0], [1, 0, 0]], bool)  # labels 4 and 1 (smallest-id tie)
     beta = float(Decimal("1") - Decimal(repr(alpha)))
-    a, b = dtype(alpha), dtype(beta)
-    return a * agree.astype(dtype) + b * FORMAT.astype(dtype)
+    return dtype(alpha) * agree.astype(dtype) + dtype(beta) * fmt.astype(dtype)
 
 
 def test_solver_alpha_exact_in_both_x64_settings_in_any_order():
-    for alpha in (0.9, 0.7, 1.0, 0.0, 0.35):
+    answers = np.array([[4, 4, 2], [1, 2, 3]])
+    fmt = np.array([[False, True, True], [True, False, True]])
+    for alpha in (0.9, 0.7, 1.0, 0.0, 0.35, np.float64(0.9), np.asarray(0.7)):
         for x64 in (False, True, False):
             with jax.enable_x64(x64):
                 dtype = np.float64 if x64 else np.float32
-                got = zero_jax.solver_rewards(jnp.asarray(ANSWERS), jnp.asarray(FORMAT), 5, alpha)
+                got = zero_jax.solver_rewards(jnp.asarray(answers), jnp.asarray(fmt), 5, alpha)
                 assert got.dtype == dtype
-                np.testing.assert_array_equal(np.asarray(got), _solver_oracle(alpha, dtype))
+                np.testing.assert_array_equal(got, _solver_oracle(float(alpha), dtype))
 
 
-def test_default_alpha_equals_explicit_alpha():
-    a, v = jnp.asarray(ANSWERS), jnp.asarray(FORMAT)
-    default = zero_jax.solver_rewards(a, v, 5)
-    for given in (0.9, np.float64(0.9), 0.9000000000000000222):
-        np.testing.assert_array_equal(zero_jax.solver_rewards(a, v, 5, given), default)
-    # a traced alpha has no decimal complement: 1 - alpha in the float dtype
-    traced = jax.jit(lambda al: zero_jax.solver_rewards(a, v, 5, al))(0.9)
-    np.testing.assert_allclose(traced, default, rtol=1e-15)
+def test_changing_a_hyper_parameter_never_recompiles():
+    """A Python float reaches the kernel as a plain jit argument: a new value is a new
+    argument, not a new trace."""
+    from zero_jax import advantages, mm_zero, r_zero
 
-
-def test_eps_and_band_values_exact_in_both_x64_settings():
-    r = np.array([[1.0, 0.0, 0.5], [2.0, 2.0, 1.0]], np.float32)
-    p = np.array([0.1, 0.25, 0.3, 0.7, 0.75, 0.9], np.float32)
-    for x64 in (True, False, True):
-        with jax.enable_x64(x64):
-            # float64 rewards with x64 on: an eps rounded through float32 would show
-            dtype, tol = (np.float64, 1e-14) if x64 else (np.float32, 4e-7)
-            for eps in (1e-6, 0.5, 0.1):
-                got = zero_jax.group_advantages(jnp.asarray(r.astype(dtype)), eps=eps)
-                mean = r.mean(-1, keepdims=True, dtype=np.float64)
-                std = r.std(-1, ddof=1, keepdims=True, dtype=np.float64)
-                want = ((r - mean) / (std + dtype(eps))).astype(dtype)
-                assert got.dtype == dtype
-                np.testing.assert_allclose(got, want, rtol=tol, atol=0)
-            for low, high in ((0.25, 0.75), (0.3, 0.7), (0.1, 0.3)):
-                got = zero_jax.curriculum_mask(jnp.asarray(p), low, high)
-                want = (p >= np.float32(low)) & (p <= np.float32(high))
-                np.testing.assert_array_equal(got, want)
-            for strength in (1.0, 0.5, 2, 0.0):
-                got = zero_jax.challenger_rewards(
-                    jnp.asarray(p[:4]), jnp.asarray([0, 0, 1, 2]), jnp.ones(4, bool), strength
-                )
-                u = 1 - 2 * np.abs(p[:4].astype(np.float64) - 0.5)
-                share = np.array([2, 2, 1, 1]) / 4
-                want = np.maximum(0, u - strength * share).astype(np.float32)
-                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
-
-
-def test_changing_a_python_hyper_parameter_never_recompiles():
     p = jnp.linspace(0.0, 1.0, 53, dtype=jnp.float32)  # a shape no other test uses
     r = jnp.ones((7, 5), jnp.float32).at[:, 0].set(0.0)
     a, v = jnp.zeros((11, 3), jnp.int32), jnp.ones((11, 3), bool)
@@ -86,8 +110,62 @@ def test_changing_a_python_hyper_parameter_never_recompiles():
         (r_zero._challenger, lambda x: zero_jax.challenger_rewards(p, ids, p > 0.2, x)),
     )
     for kernel, run in runs:
-        run(0.15)  # one trace for a non-default Python value
+        run(0.15)
         size = kernel._cache_size()
         for x in (0.2, 0.3, 0.35, 0.4):
             run(x)
         assert kernel._cache_size() == size, kernel
+
+
+def _jax_values(obj, seen, path):
+    """Paths of JAX arrays or tracers reachable from ``obj`` through containers."""
+    if id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (jax.Array, jax.core.Tracer)):
+        return [path]
+    found = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            found += _jax_values(k, seen, f"{path}[{k!r}]") + _jax_values(v, seen, f"{path}.{k}")
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for i, v in enumerate(obj):
+            found += _jax_values(v, seen, f"{path}[{i}]")
+    elif hasattr(obj, "__dict__") and not isinstance(obj, (types.ModuleType, type)):
+        found += _jax_values(vars(obj), seen, path)
+    if callable(obj) and hasattr(obj, "cache_info") and hasattr(obj, "__wrapped__"):
+        pass  # functools caches: keyed by plain values only (checked by review)
+    if isinstance(obj, types.FunctionType):
+        for cell in obj.__closure__ or ():
+            try:
+                found += _jax_values(cell.cell_contents, seen, f"{path}<closure>")
+            except ValueError:  # an empty cell
+                pass
+    return found
+
+
+def test_no_module_of_zero_jax_holds_a_jax_value_after_any_calls():
+    reproducers.run_all(("jit", "eager", "vmap"), False)
+    reproducers.run_all(("jit", "vmap"), True)
+    jax.jit(lambda s: zero_jax.group_advantages(jnp.ones((2, 3)), eps=s))(0.5)
+    zero_jax.checked(jax.jit(zero_jax.uncertainty_reward))(jnp.array([0.5]))
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        if name == "zero_jax" or name.startswith("zero_jax."):
+            for attr, value in vars(module).items():
+                found += _jax_values(value, set(), f"{name}.{attr}")
+    assert found == []
+
+
+def test_zero_jax_imports_no_private_jax_module():
+    for path in sorted((ROOT / "zero_jax").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for n in names:
+                assert "._src" not in n and not n.startswith("jaxlib"), (path.name, n)
+        assert "jax._src" not in path.read_text(), path.name

@@ -41,22 +41,6 @@ def test_signature_matches_the_contract(package, name):
         assert (p.default is p.empty) if required else (p.default == h.default), p
 
 
-@pytest.mark.parametrize("name", list(CONTRACTS))
-def test_jax_kernel_takes_the_arrays_then_the_hyper_parameters_in_order(name):
-    """The public call passes ``(*arrays, *hypers(...).args)`` to its kernel, so the
-    kernel's parameters must be the contract's arrays, then its hyper-parameters, in
-    the contract's order (a derived value may follow); the defaults a kernel reads
-    for a real hyper-parameter passed as None are matched by these names."""
-    from zero_jax import _checks
-
-    spec = CONTRACTS[name]
-    assert name in _checks.KERNELS, f"{name} has no @_c.kernel"
-    params = list(inspect.signature(_checks.KERNELS[name]).parameters)
-    n = len(spec.args)
-    assert len(params) >= n + len(spec.hypers), params
-    assert params[n : n + len(spec.hypers)] == [h.name for h in spec.hypers], params
-
-
 @pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])
 @pytest.mark.parametrize("name", list(CONTRACTS))
 def test_docstrings_carry_an_example_and_the_paper(package, name):

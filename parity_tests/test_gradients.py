@@ -1,6 +1,7 @@
 """Gradients: hint_delta through jax.grad equals torch autograd, is exactly zero
-at masked positions and finite for all-masked rows; every detached output has a
-zero JAX gradient and ``requires_grad == False`` in torch."""
+at masked positions and finite for all-masked rows; the contract's ``detached`` and
+``differentiable_in`` hold for every function (zero JAX gradient and
+``requires_grad == False`` in torch for detached outputs)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ import numpy as np
 import pytest
 
 import zero_jax
+from zero_contracts import CONTRACTS
+
+from .cases import BUILDERS, Config
+from .tester import call
 
 torch = pytest.importorskip("torch", reason="gradient parity needs the torch twin")
 import zero_torch  # noqa: E402
@@ -52,44 +57,56 @@ def test_all_masked_rows_return_zero_with_zero_finite_gradient():
     np.testing.assert_array_equal(g, 0.0)
 
 
-def _detached_cases(xp, grad_input):
-    """Each detached output as a function of one float input."""
-    p = grad_input
-    b = p.shape[0]
-    ids = xp["int"]([1, 1, 2, 5][:b])
-    valid = xp["bool"]([True, False, True, True][:b])
-    return {
-        "uncertainty_reward": lambda z: z.uncertainty_reward(p),
-        "challenger_rewards": lambda z: z.challenger_rewards(p, ids, valid),
-        "proposer_rewards": lambda z: z.proposer_rewards(p, ids * 100, p / 4, valid),
-        "coder_rewards": lambda z: z.coder_rewards(valid, p, p, ~valid),
-        "group_advantages": lambda z: z.group_advantages(p.reshape(2, 2)),
-    }
+def _float_args(name: str, arrays: dict) -> list[str]:
+    spec = CONTRACTS[name]
+    return [a.name for a in spec.args if arrays.get(a.name) is not None
+            and np.asarray(arrays[a.name]).dtype.kind == "f"]
 
 
-def test_detached_outputs_have_zero_jax_gradient():
-    p0 = jnp.array([0.2, 0.5, 0.6, 0.9])
-    xp = {"int": lambda x: jnp.asarray(x), "bool": lambda x: jnp.asarray(x)}
-    names = _detached_cases(xp, p0).keys()
-    for name in names:
-
-        def f(p, name=name):
-            return jnp.sum(_detached_cases(xp, p)[name](zero_jax))
-
-        g = jax.grad(f)(p0)
-        np.testing.assert_array_equal(g, 0.0, err_msg=name)
+GRAD_CASES = [n for n, c in CONTRACTS.items() if any(a.kind in ("float", "real") for a in c.args)]
 
 
-def test_detached_outputs_do_not_require_grad_in_torch():
-    p = torch.tensor([0.2, 0.5, 0.6, 0.9], requires_grad=True)
-    xp = {"int": torch.tensor, "bool": torch.tensor}
-    for name, fn in _detached_cases(xp, p).items():
-        out = fn(zero_torch)
-        assert out.requires_grad is False, name
-    a = torch.tensor([[1, 1, 0]])
-    assert zero_torch.consensus(a, 2)[1].requires_grad is False
-    assert zero_torch.solver_rewards(a, a == 1, 2).requires_grad is False
-    assert zero_torch.pseudo_rewards(a, torch.tensor([1])).requires_grad is False
+def _inputs(name: str):
+    cfg = Config(batch=6, float_dtype="float64", pattern="dense", id_dtype="int64")
+    for seed in range(20):  # a draw with a non-empty float argument
+        arrays, hypers = BUILDERS[name](np.random.default_rng(seed), cfg)
+        if all(np.asarray(arrays[n]).size for n in _float_args(name, arrays)):
+            return arrays, hypers
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name", GRAD_CASES)
+def test_gradients_follow_the_contract(name):
+    """``detached`` outputs (from the contract) have a zero JAX gradient in every float
+    argument and ``requires_grad == False`` in torch; the others are differentiable in
+    exactly ``differentiable_in``, with JAX's gradient equal to torch autograd's."""
+    spec = CONTRACTS[name]
+    arrays, hypers = _inputs(name)
+    floats = _float_args(name, arrays)
+    assert floats, name
+    for arg in floats:
+
+        def loss(x, arg=arg):
+            outs = call(zero_jax, spec, {**arrays, arg: x}, hypers)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            kept = [o for o in outs if jnp.issubdtype(o.dtype, jnp.floating)]
+            total = sum(jnp.sum(jnp.where(jnp.isfinite(o), o, 0) * 0.7) for o in kept)
+            return total + 0.0 * jnp.sum(x)  # a bool output (the band): no float path
+
+        g = np.asarray(jax.grad(loss)(jnp.asarray(arrays[arg])))
+        t_in = {k: (None if v is None else torch.tensor(v)) for k, v in arrays.items()}
+        t_arg = torch.tensor(arrays[arg], requires_grad=True)
+        outs = call(zero_torch, spec, {**t_in, arg: t_arg}, hypers)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        if spec.detached or arg not in spec.differentiable_in:
+            np.testing.assert_array_equal(g, 0.0, err_msg=f"{name}: d/d{arg}")
+            assert not any(o.requires_grad for o in outs), (name, arg)
+            continue
+        kept = [o for o in outs if o.dtype.is_floating_point]
+        total = sum((torch.where(torch.isfinite(o), o, 0) * 0.7).sum() for o in kept)
+        total.backward()
+        np.testing.assert_allclose(g, t_arg.grad.numpy(), rtol=1e-12, atol=1e-12)
+        assert np.any(g != 0), (name, arg)
 
 
 def test_vote_outputs_have_zero_jax_gradient_through_alpha():

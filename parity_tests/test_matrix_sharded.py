@@ -1,6 +1,8 @@
 """The matrix with the batch sharded over 8 host devices (a subprocess, since the
 device count is fixed at start-up), on explicit and auto meshes: every public
-function, every voting method, x64 on and off, against the NumPy oracle."""
+function, every voting method, x64 on and off, against the NumPy oracle; then every
+reproducer of the call-path issue inside a jit under an Auto, an Explicit and again
+an Auto mesh (the same hyper-parameter values under both kinds)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,13 @@ SCRIPT = textwrap.dedent(
             for kind in ("sharded_explicit", "sharded_auto"):
                 RewardTester(name).check_jax(dataclasses.replace(cfg, transform=kind))
                 done += 1
+    from jax.sharding import AxisType
+    from parity_tests import reproducers
+    meshes = [jax.make_mesh((4,), ("batch",), axis_types=(kind,), devices=jax.devices()[:4])
+              for kind in (AxisType.Auto, AxisType.Explicit, AxisType.Auto)]
+    for x64 in (False, True):
+        for mesh in meshes:
+            done += reproducers.run_all(("mesh",), x64, mesh)
     print("sharded-cases", done)
     """
 )

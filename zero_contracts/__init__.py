@@ -10,7 +10,7 @@ The math is *not* here: each twin writes it by hand, so that parity between them
 means something.  Imports nothing but the standard library.
 """
 
-from zero_contracts import messages
+from zero_contracts import docs, messages
 from zero_contracts._version import __version__ as __version__
 from zero_contracts.constants import (
     ADVANTAGE_PRESETS,
@@ -24,10 +24,12 @@ from zero_contracts.constants import (
 )
 from zero_contracts.spec import (
     CONTRACTS,
+    OUTPUT_RULES,
     PAPERS,
     Arg,
     Contract,
     Hyper,
+    Order,
     Paper,
     public_names,
 )
@@ -36,6 +38,7 @@ __all__ = [
     "ADVANTAGE_PRESETS",
     "CONTRACTS",
     "MAX_TABLE",
+    "OUTPUT_RULES",
     "PAPERS",
     "SCALES",
     "SINGLETONS",
@@ -43,9 +46,11 @@ __all__ = [
     "Arg",
     "Contract",
     "Hyper",
+    "Order",
     "Paper",
     "choose_vote_method",
     "complement_weight",
+    "docs",
     "messages",
     "public_names",
     "vote_alphabet",

@@ -3,7 +3,10 @@
 ``TypeError`` messages: the wrong kind of object or dtype.  ``ValueError``
 messages: shapes, empty batches, values and hyper-parameters out of range.  The
 value messages (``UNIT``, ``FINITE``, ...) are raised eagerly by zero_torch and by
-zero_jax under ``zero_jax.checked``; the texts are identical.
+zero_jax under ``zero_jax.checked``; the texts are identical, and so are those of a
+hyper-parameter out of range (``OUT_OF_RANGE``, ``ORDER``), whether it was a Python
+value (checked eagerly by both twins) or a traced one (checked by ``checked``, which
+formats the traced value into the same text).
 """
 
 from __future__ import annotations
@@ -44,14 +47,13 @@ WIDE_LABELS = (
 NOT_SCALAR = "{name} must be a real scalar, got {got}"
 NOT_SCALAR_SHAPE = "{name} must be a real scalar, got shape {got}"
 NOT_SCALAR_TENSOR = "{name} must be a real scalar, got a tensor of shape {got}"
-OUT_OF_RANGE = "{name} must be {expected}, got {value!r}"
-NOT_STATIC_INT = "{name} must be a Python int (static), got {got}"
+OUT_OF_RANGE = "{name} must be {expected}, got {value:.7g}"
+TOO_LARGE = "{name} must be <= {limit}, got {value}"
+NOT_STATIC_INT = "{name} must be a Python int (static, not traced), got {got}"
 NOT_INT_PARAM = "{name} must be a Python int, got {got}"
 TOO_SMALL = "{name} must be >= {low}, got {value}"
 CHOICE = "{name} must be one of {allowed}, got {value!r}"
-BAND_ORDER = "need 0 <= low <= high <= 1, got low={low!r} > high={high!r}"
-BAND_TRACED = "need 0 <= low <= high <= 1"
-TRACED_RANGE = "{name} must be {expected}"
+ORDER = "need {low} <= {high}, got {low}={low_value:.7g} > {high}={high_value:.7g}"
 TABLE_TOO_LARGE = (
     "method={method!r} counts into a [B, num_answers] table of {size} entries (more "
     "than {limit}): use method='pairwise' (or 'auto'), whose cost does not depend on "

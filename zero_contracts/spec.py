@@ -11,8 +11,18 @@ only where a bool argument (``where``) is True.
 A :class:`Hyper` is a hyper-parameter: ``"real"`` (a Python / NumPy / 0-d array
 number, traceable unless ``static``), ``"count"`` (a static int >= 1, which may
 be optional), ``"int"`` (a static int >= ``low``), ``"choice"`` (one of
-``choices``).  ``lo`` / ``hi`` bound real values; ``expected`` is the phrase of
-the error message.
+``choices``).  ``lo`` / ``hi`` bound real values (``hi`` also bounds a count);
+``expected`` is the phrase of the error message.  An :class:`Order` constrains
+two real hyper-parameters (``low <= high``).
+
+**Data rules and invalid data.**  zero_torch, and zero_jax under
+``zero_jax.checked``, raise ``ValueError`` when data break a value rule or a traced
+hyper-parameter leaves its range.  The plain zero_jax path cannot raise on data, so
+it poisons what the invalid value touches: every output row that reads an invalid
+entry is NaN (float outputs) or -1 (integer outputs); a bool output keeps no such
+entry (False); rows whose own inputs are valid come out exactly as if the invalid
+ids matched no valid id.  A traced hyper-parameter out of range poisons the whole
+output.
 
 The table is read by both twins' validators, by the tests (which derive every
 list of functions from it) and by the docs.
@@ -20,12 +30,22 @@ list of functions from it) and by the docs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from zero_contracts.constants import SCALES, SINGLETONS, VOTE_METHODS
+from zero_contracts.constants import MAX_TABLE, SCALES, SINGLETONS, VOTE_METHODS
 
-__all__ = ["CONTRACTS", "PAPERS", "Arg", "Contract", "Hyper", "Paper", "public_names"]
+__all__ = [
+    "CONTRACTS",
+    "OUTPUT_RULES",
+    "PAPERS",
+    "Arg",
+    "Contract",
+    "Hyper",
+    "Order",
+    "Paper",
+    "public_names",
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +53,7 @@ class Paper:
     """A paper a reward comes from."""
 
     key: str
+    short: str  # the name used in tables ("R-Zero")
     title: str
     authors: str
     year: int
@@ -46,6 +67,7 @@ class Paper:
 PAPERS: dict[str, Paper] = {
     "r_zero": Paper(
         "r_zero",
+        "R-Zero",
         "R-Zero: Self-Evolving Reasoning LLM from Zero Data",
         "Chengsong Huang et al.",
         2025,
@@ -53,6 +75,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "g_zero": Paper(
         "g_zero",
+        "G-Zero",
         "G-Zero: Self-Play for Open-Ended Generation from Zero Data",
         "Chengsong Huang et al.",
         2026,
@@ -60,6 +83,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "mm_zero": Paper(
         "mm_zero",
+        "MM-Zero",
         "MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data",
         "Zongxia Li et al.",
         2026,
@@ -67,6 +91,7 @@ PAPERS: dict[str, Paper] = {
     ),
     "grpo": Paper(
         "grpo",
+        "GRPO",
         "DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language Models",
         "Zhihong Shao et al.",
         2024,
@@ -110,21 +135,39 @@ class Hyper:
 
 
 @dataclass(frozen=True)
+class Order:
+    """A constraint between two real hyper-parameters: ``low <= high``."""
+
+    low: str
+    high: str
+
+
+@dataclass(frozen=True)
 class Contract:
-    """Everything about one public function except its math."""
+    """Everything about one public function except its math.
+
+    ``summary`` is the first line of both twins' docstrings, ``equation`` appears in
+    them verbatim and ``where_in_paper`` (``"§2.2, uncertainty reward"``) cites the
+    paper; the README's function table is rendered from these fields
+    (:mod:`zero_contracts.docs`), and the tests hold the docstrings and the table to
+    them.  ``returns`` is the output's shape, ``output`` its dtype rule (see
+    ``OUTPUT_RULES``); ``detached`` outputs carry no gradient, otherwise the output
+    is differentiable in the float arguments ``differentiable_in``.
+    """
 
     name: str
     module: str  # r_zero | g_zero | mm_zero | advantages | primitives
     paper: str
     where_in_paper: str
     equation: str
+    summary: str
     args: tuple[Arg, ...]
     hypers: tuple[Hyper, ...] = ()
+    returns: str = "[B]"
     output: str = ""  # dtype rule, see OUTPUT_RULES
     detached: bool = True
     differentiable_in: tuple[str, ...] = ()
-    summary: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    constraints: tuple[Order, ...] = ()
 
     def arg(self, name: str) -> Arg:
         return next(a for a in self.args if a.name == name)
@@ -138,15 +181,16 @@ class Contract:
         return tuple(a.name for a in self.args) + tuple(h.name for h in self.hypers)
 
 
-#: Output dtype rules (``Contract.output``):
-#:   ``same:X``     -- the dtype of argument X;
-#:   ``promote:X,Y`` -- the promoted dtype of float arguments X and Y;
-#:   ``float``      -- float64 (JAX: float32 with x64 off);
-#:   ``labels``     -- (int64 labels, float64 shares) (JAX: int32 / float32 with x64 off);
-#:   ``vote``       -- (labels in the dtype of answers, int counts);
-#:   ``bool``       -- bool;
-#:   ``count``      -- integer counts (JAX int32, torch int64).
-OUTPUT_RULES = ("same", "promote", "float", "labels", "vote", "bool", "count")
+#: Output dtype rules (``Contract.output``), with the text the docs show for each:
+OUTPUT_RULES: dict[str, str] = {
+    "same": "the dtype of ``{0}``",
+    "promote": "the promoted dtype of ``{0}`` and ``{1}``",
+    "float": "float64 (float32 in JAX with x64 off)",
+    "labels": "int64 labels, float64 shares (int32 / float32 in JAX with x64 off)",
+    "vote": "labels in the dtype of ``answers``, int counts (int32 in JAX, int64 in torch)",
+    "bool": "bool",
+    "count": "int counts (int32 in JAX, int64 in torch)",
+}
 
 _B = ("B",)
 _BK = ("B", "K")
@@ -163,18 +207,19 @@ _CONTRACT_LIST = [
         name="uncertainty_reward",
         module="r_zero",
         paper="r_zero",
-        where_in_paper="Section 2.2, uncertainty reward",
+        where_in_paper="§2.2, uncertainty reward",
         equation="u_i = 1 - 2 |p_i - 1/2|",
+        summary="Triangular uncertainty of a self-consistency score.",
         args=(_P,),
         output="same:consistency",
-        summary="Triangular uncertainty of a self-consistency score.",
     ),
     Contract(
         name="challenger_rewards",
         module="r_zero",
         paper="r_zero",
-        where_in_paper="Section 2.2, uncertainty, repetition penalty and format gate",
-        equation="r_i = v_i max(0, 1 - 2|p_i - 1/2| - strength |C_i| / B)",
+        where_in_paper="§2.2, uncertainty, repetition penalty and format gate",
+        equation="r_i = v_i max(0, 1 - 2 |p_i - 1/2| - strength |C_i| / B)",
+        summary="R-Zero challenger reward: uncertainty minus a repetition penalty, format-gated.",
         args=(
             _P,
             Arg("clusters", "int", _B, value="ids", bound="num_clusters"),
@@ -182,56 +227,60 @@ _CONTRACT_LIST = [
         ),
         hypers=(
             Hyper("strength", "real", 1.0, static=False, lo=0.0, expected="a finite number >= 0"),
-            Hyper("num_clusters", "count", None, keyword_only=True, optional=True),
+            Hyper(
+                "num_clusters", "count", None, keyword_only=True, optional=True, hi=MAX_TABLE
+            ),
         ),
         output="same:consistency",
-        summary="Uncertainty minus a repetition penalty, gated by the format flag.",
     ),
     Contract(
         name="consensus",
         module="r_zero",
         paper="r_zero",
-        where_in_paper="Section 2.3, majority-vote pseudo-labels",
+        where_in_paper="§2.3, majority-vote pseudo-labels",
         equation="y_i = argmax_c n_ic (smallest id on ties), p_i = max_c n_ic / K",
+        summary="Majority-vote pseudo-label and self-consistency of each question's K answers.",
         args=(_ANSWERS,),
         hypers=(_NUM_ANSWERS, _METHOD),
+        returns="([B], [B])",
         output="labels",
-        summary="Majority-vote pseudo-label and self-consistency of each question.",
     ),
     Contract(
         name="curriculum_mask",
         module="r_zero",
         paper="r_zero",
-        where_in_paper="Section 2.4, informative band",
+        where_in_paper="§2.4, informative band",
         equation="keep_i = low <= p_i <= high",
+        summary="Informative band: keep the questions whose vote share lies in [low, high].",
         args=(_P,),
         hypers=(
             Hyper("low", "real", 0.25, static=False, lo=0.0, hi=1.0, expected="in [0, 1]"),
             Hyper("high", "real", 0.75, static=False, lo=0.0, hi=1.0, expected="in [0, 1]"),
         ),
         output="bool",
-        summary="Keep questions whose vote share lies in the band (both edges kept).",
-        extra={"ordered": ("low", "high")},
+        constraints=(Order("low", "high"),),
     ),
     Contract(
         name="pseudo_rewards",
         module="r_zero",
         paper="r_zero",
-        where_in_paper="Section 2.3, solver reward against frozen pseudo-labels",
+        where_in_paper="§2.3, solver reward against frozen pseudo-labels",
         equation="r_ij = 1[a_ij = y_i]",
+        summary="Agreement of fresh answers with frozen pseudo-labels.",
         args=(
             Arg("answers", "int", _BK, nonempty=_BK),
             Arg("labels", "int", _B),
         ),
+        returns="[B, K]",
         output="float",
-        summary="Agreement of fresh answers with frozen pseudo-labels.",
     ),
     Contract(
         name="hint_delta",
         module="g_zero",
         paper="g_zero",
-        where_in_paper="Section 3.1, Eq. 3 (Hint-delta)",
+        where_in_paper="§3.1, Eq. 3 (Hint-delta)",
         equation="delta_i = sum_t m_it (log p_it - log p^h_it) / max(1, sum_t m_it)",
+        summary="Mean per-token log-probability shift of a response when a hint is added.",
         args=(
             Arg("base_logp", "float", _BT, value="finite", nonempty=("B",)),
             Arg("hinted_logp", "float", _BT, value="finite"),
@@ -240,14 +289,14 @@ _CONTRACT_LIST = [
         output="promote:base_logp,hinted_logp",
         detached=False,
         differentiable_in=("base_logp", "hinted_logp"),
-        summary="Mean per-token log-probability shift of a response when a hint is added.",
     ),
     Contract(
         name="proposer_rewards",
         module="g_zero",
         paper="g_zero",
-        where_in_paper="Section 3.2, Eq. 5 (proposer reward)",
+        where_in_paper="§3.2, Eq. 5 (proposer reward)",
         equation="r_i = delta_i - 0.03 max(L_i - 200, 0) / 100 - s_i if valid, else -1 - s_i",
+        summary="G-Zero proposer reward: hint-delta minus length and repetition penalties.",
         args=(
             Arg("delta", "float", _B, value="finite", where="valid", nonempty=_B),
             Arg("hint_lengths", "int", _B, value="nonneg", where="valid"),
@@ -255,14 +304,14 @@ _CONTRACT_LIST = [
             Arg("valid", "bool", _B),
         ),
         output="promote:delta,cluster_share",
-        summary="Hint-delta minus length and repetition penalties.",
     ),
     Contract(
         name="coder_rewards",
         module="mm_zero",
         paper="mm_zero",
-        where_in_paper="Section 2.5, Eqs. 7 and 11-12 (execution and visual feedback)",
+        where_in_paper="§2.5, Eqs. 7 and 11-12 (execution and visual feedback)",
         equation="r_i = 1_e [1 + s_i + min(c_i, 1 - c_i)] - 0.1 1_not_e - 0.05 1_syntax",
+        summary="MM-Zero coder reward: execution and visual feedback minus error penalties.",
         args=(
             Arg("executed", "bool", _B, nonempty=_B),
             Arg("easy_accuracy", "float", _B, value="unit", where="executed"),
@@ -270,29 +319,30 @@ _CONTRACT_LIST = [
             Arg("syntax_error", "bool", _B),
         ),
         output="promote:easy_accuracy,consistency",
-        summary="Execution and visual feedback minus error penalties.",
     ),
     Contract(
         name="solver_rewards",
         module="mm_zero",
         paper="mm_zero",
-        where_in_paper="Section 2.6, Eqs. 13-14 (silver-answer reward)",
+        where_in_paper="§2.6, Eqs. 13-14 (silver-answer reward)",
         equation="r_ij = alpha 1[a_ij = y_i] + (1 - alpha) v_ij",
+        summary="MM-Zero solver reward: agreement with the silver majority plus a format bonus.",
         args=(_ANSWERS, Arg("format_valid", "bool", _BK)),
         hypers=(
             _NUM_ANSWERS,
             Hyper("alpha", "real", 0.9, static=False, lo=0.0, hi=1.0, expected="in [0, 1]"),
             _METHOD,
         ),
+        returns="[B, K]",
         output="float",
-        summary="Agreement with the silver majority plus an additive format bonus.",
     ),
     Contract(
         name="group_advantages",
         module="advantages",
         paper="grpo",
-        where_in_paper="Section 4.1.2, outcome supervision (group-normalised advantages)",
+        where_in_paper="§4.1.2, outcome supervision (group-normalised advantages)",
         equation="A_gi = (r_gi - mean_g) / (std + eps), or r_gi - mean_g",
+        summary="GRPO advantages of groups of rewards, never NaN on valid data.",
         args=(
             Arg("rewards", "float", _GN, value="finite", where="mask", nonempty=_GN),
             Arg("mask", "bool", _GN, optional=True),
@@ -311,45 +361,47 @@ _CONTRACT_LIST = [
             ),
             Hyper("singleton", "choice", "zero", keyword_only=True, choices=SINGLETONS),
         ),
+        returns="[G, N]",
         output="same:rewards",
-        summary="GRPO advantages of groups of rewards, never NaN.",
     ),
     Contract(
         name="majority_vote",
         module="primitives",
         paper="r_zero",
-        where_in_paper="Section 2.3 (the vote behind consensus and solver rewards)",
+        where_in_paper="§2.3, the vote behind consensus and solver rewards",
         equation="y_i = argmax_c n_ic (smallest id on ties), n_i = max_c n_ic",
+        summary="Majority answer of each row and its vote count.",
         args=(_ANSWERS,),
         hypers=(
             Hyper("num_answers", "count"),
             Hyper("method", "choice", "auto", choices=VOTE_METHODS),
         ),
+        returns="([B], [B])",
         output="vote",
-        summary="Majority id of each row and its vote count.",
     ),
     Contract(
         name="cluster_sizes",
         module="primitives",
         paper="r_zero",
-        where_in_paper="Section 2.2 (|C_i| of the repetition penalty)",
+        where_in_paper="§2.2, |C_i| of the repetition penalty",
         equation="|C_i| = #{j : c_j = c_i}",
-        args=(Arg("ids", "int", _B, value="ids", bound="num_clusters", nonempty=_B),),
-        hypers=(Hyper("num_clusters", "count", None, optional=True),),
-        output="count",
         summary="How many entries of the batch share each entry's id.",
+        args=(Arg("ids", "int", _B, value="ids", bound="num_clusters", nonempty=_B),),
+        hypers=(Hyper("num_clusters", "count", None, optional=True, hi=MAX_TABLE),),
+        output="count",
     ),
     Contract(
         name="masked_mean",
         module="primitives",
         paper="g_zero",
-        where_in_paper="Section 3.1 (the token average of Hint-delta)",
+        where_in_paper="§3.1, the token average of Hint-delta",
         equation="mean_i = sum_t m_it x_it / max(1, sum_t m_it)",
+        summary="Mean over the last axis of the kept entries; 0 for empty rows.",
         args=(Arg("values", "real", None), Arg("mask", "bool", None)),
+        returns="[...]",
         output="same:values",
         detached=False,
         differentiable_in=("values",),
-        summary="Mean over the last axis of the kept entries; 0 for empty rows.",
     ),
 ]
 

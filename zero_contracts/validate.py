@@ -9,18 +9,19 @@ into those plain values and evaluates the data predicates in its framework.
 from __future__ import annotations
 
 import math
-import numbers
+import operator
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from zero_contracts import messages as msg
-from zero_contracts.spec import CONTRACTS, Arg, Contract
+from zero_contracts.spec import CONTRACTS, Arg, Contract, Hyper
 
 __all__ = [
     "Shapes",
     "check_kind",
     "contract",
     "hyper_values",
+    "traced_hypers",
     "value_message",
     "value_rules",
 ]
@@ -98,12 +99,22 @@ class Shapes:
             self.first = (arg.name, shape)
 
 
+def _static_int(name: str, x: Any, message: str) -> int:
+    """A static integer hyper-parameter: a Python / NumPy int or a concrete 0-d integer
+    array (anything with ``__index__`` but a bool); a traced value is refused."""
+    if isinstance(x, (bool, float)) or str(getattr(x, "dtype", "")) == "bool":
+        raise TypeError(message.format(name=name, got=type(x).__name__))
+    try:
+        return operator.index(x)
+    except Exception:  # a float, a traced value (TracerIntegerConversionError), ...
+        raise TypeError(message.format(name=name, got=type(x).__name__)) from None
+
+
 def _count(name: str, x: Any) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise TypeError(msg.NOT_STATIC_INT.format(name=name, got=type(x).__name__))
-    if x < 1:
-        raise ValueError(msg.TOO_SMALL.format(name=name, low=1, value=x))
-    return int(x)
+    value = _static_int(name, x, msg.NOT_STATIC_INT)
+    if value < 1:
+        raise ValueError(msg.TOO_SMALL.format(name=name, low=1, value=value))
+    return value
 
 
 def hyper_values(
@@ -130,21 +141,23 @@ def hyper_values(
             out[name] = v
         elif h.kind == "count":
             out[name] = None if (value is None and h.optional) else _count(name, value)
+            if out[name] is not None and h.hi is not None and out[name] > h.hi:
+                raise ValueError(msg.TOO_LARGE.format(name=name, limit=int(h.hi), value=value))
         elif h.kind == "int":
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                raise TypeError(msg.NOT_INT_PARAM.format(name=name, got=type(value).__name__))
-            if h.lo is not None and value < h.lo:
-                raise ValueError(msg.TOO_SMALL.format(name=name, low=int(h.lo), value=value))
-            out[name] = int(value)
+            v = _static_int(name, value, msg.NOT_INT_PARAM)
+            if h.lo is not None and v < h.lo:
+                raise ValueError(msg.TOO_SMALL.format(name=name, low=int(h.lo), value=v))
+            out[name] = v
         else:
             if not isinstance(value, str) or value not in h.choices:
                 raise ValueError(msg.CHOICE.format(name=name, allowed=h.choices, value=value))
             out[name] = value
-    ordered = spec.extra.get("ordered")
-    if ordered and all(out.get(n) is not None for n in ordered):
-        lo, hi = (out[n] for n in ordered)
-        if lo > hi:
-            raise ValueError(msg.BAND_ORDER.format(low=lo, high=hi))
+    for order in spec.constraints:
+        lo, hi = out.get(order.low), out.get(order.high)
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(
+                msg.ORDER.format(low=order.low, high=order.high, low_value=lo, high_value=hi)
+            )
     return out
 
 
@@ -177,13 +190,9 @@ def value_message(arg: Arg, named: Mapping[str, Any]) -> str:
     return msg.IDS.format(name=arg.name, bound=arg.bound, count=named[arg.bound or ""])
 
 
-def traced_hypers(spec: Contract | str) -> Iterator[tuple[str, float | None, float | None, str]]:
-    """Real hyper-parameters checked on the data: ``(name, lo, hi, message)``.
-
-    The ordered pair (``low <= high``) is checked as one, with ``BAND_TRACED``.
-    """
-    spec = contract(spec)
-    ordered = spec.extra.get("ordered", ())
-    for h in spec.hypers:
-        if h.kind == "real" and h.name not in ordered:
-            yield h.name, h.lo, h.hi, msg.TRACED_RANGE.format(name=h.name, expected=h.expected)
+def traced_hypers(spec: Contract | str) -> Iterator[Hyper]:
+    """The real hyper-parameters, whose range is also a data rule inside the kernels
+    (a Python value was checked eagerly by :func:`hyper_values`; a traced one is only
+    known there).  Their messages are ``OUT_OF_RANGE`` and ``ORDER`` with the value
+    formatted in, as for a Python value."""
+    return (h for h in contract(spec).hypers if h.kind == "real")

@@ -1,26 +1,31 @@
-"""Boundary validation for zero_jax, read from :mod:`zero_contracts`, and ``checked``.
+"""The call path of zero_jax: boundary validation read from :mod:`zero_contracts`,
+the contract's data rules, and :func:`checked`.
 
-Everything knowable while tracing (kinds, ranks, shapes, dtypes, concrete Python
-hyper-parameters, NumPy ids too wide for the enabled integer types) is checked by
-:func:`arrays` and :func:`hypers` and raises ``TypeError`` / ``ValueError``.
-Checks that need the data (ids in range, finite scores, values in [0, 1], traced
-hyper-parameters) are emitted by :func:`data_checks` inside the jitted kernels,
-as :func:`jax.experimental.checkify.check`, only while :func:`checked` runs.
-``checked`` switches them on through a JAX *user context*
-(:func:`jax.make_user_context`), which is part of every jit cache key: a jitted
-step traced with checks and the same step traced without them are two cache
-entries, so plain calls never carry (or pay for) a check and checked calls never
-reuse an unchecked trace.  On a JAX without user contexts the checks are
-``checkify.debug_check``, correct in both modes but slower on the plain path.
+Every public function does three things, like its torch twin:
+
+1. ``arrays(name, *values)``: JAX arrays and tracers pass as they are; anything else
+   (NumPy arrays, lists, scalars) becomes a JAX array.  64-bit integer ids that the
+   current x64 setting cannot hold raise ``ValueError`` (JAX would truncate them).
+2. ``hypers(name, **values)``: the hyper-parameters, validated in Python on every
+   call; a traced real hyper-parameter passes through to the kernel.
+3. its kernel, decorated ``@kernel(name)``: one :func:`jax.jit` whose static
+   arguments are the contract's static hyper-parameters.  While it traces, it checks
+   the arrays' kinds, ranks and shapes (known then, under ``vmap`` and inside a user's
+   ``jit`` too); then the math runs.  The math calls :func:`invalid` for the
+   contract's data rules and :func:`poison` s the output rows they touch (NaN or -1),
+   so invalid data is never a plausible number; under :func:`checked` the same rules
+   raise ``ValueError`` with the torch twin's message.
+
+Nothing here holds a JAX value between calls: the only caches are JAX's own jit
+caches and ``functools`` caches of plain Python values.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
-import math
-import numbers
 import re
+import string
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -36,25 +41,43 @@ from zero_contracts import validate as V
 __all__ = ["checked"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-R = TypeVar("R")
+
+# --------------------------------------------------------------------------- checked
+
+#: True while ``checked`` traces.  A JAX user context is part of every jit cache key,
+#: so a kernel traced with its checks and the same kernel traced without them are two
+#: cache entries: plain calls never carry a check.  (JAX releases without user
+#: contexts get ``checkify.debug_check``, correct in both modes.)
+_make_user_context = getattr(jax, "make_user_context", None)
+_CHECKING = _make_user_context(False) if _make_user_context is not None else None
+
+#: Per thread: whether it is inside ``checked`` (an inner ``checked`` leaves its checks
+#: to the outer one's ``checkify``) and whether it is registering a check's callback.
+_DEPTH = threading.local()
 
 _SUFFIX = re.compile(r"\s*\(`check` failed.*\)\s*$", re.DOTALL)
-
-_make_user_context = getattr(jax, "make_user_context", None)
-#: True while ``checked`` runs; part of the jit cache key (see the module docstring).
-_CHECKING = _make_user_context(False) if _make_user_context is not None else None
+_STAGED_HINT = (
+    " (raised by zero_jax.checked inside a jitted or scanned function, where JAX "
+    "reports it as a runtime error: put zero_jax.checked around jax.jit / lax.scan "
+    "for a ValueError)"
+)
 
 
 def checked(fn: F) -> F:
     """Wrap ``fn`` so that the library's data checks run and raise ``ValueError``.
 
-    ``fn`` is any function built from zero_jax rewards: a single reward, or a
-    user's own (possibly jitted) step.  The wrapper runs ``fn`` under
-    :func:`checkify.checkify` and raises ``ValueError`` with the message the
-    PyTorch reference gives when a check fails (ids out of range, non-finite
-    scores, values outside [0, 1], traced hyper-parameters out of range).  The
-    plain functions are unaffected: their checks compile to nothing, and a jitted
-    step can be called with and without ``checked``, in any order.
+    ``fn`` is any function built from zero_jax rewards: one reward, or your whole
+    (jitted) step.  The wrapper runs ``fn`` under :func:`checkify.checkify` and raises
+    ``ValueError`` with the message the PyTorch twin gives when a data rule of the
+    contract fails (ids out of range, non-finite scores, values outside [0, 1],
+    traced hyper-parameters out of range).  On valid data the results are the plain
+    ones, and a jitted step can be called with and without ``checked``, in any order.
+
+    Placement: ``checked(jax.jit(step))`` raises the ``ValueError`` itself; so does
+    ``checked`` under ``vmap`` or ``grad`` outside a jit, and a ``checked`` nested in
+    another leaves the checking to the outer one.  Inside ``jax.jit`` or ``lax.scan``
+    no Python exception can leave the compiled code: a failed check there stops the
+    call with JAX's runtime error carrying the same message.
 
     Example::
 
@@ -64,18 +87,46 @@ def checked(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        run = checkify.checkify(lambda: fn(*args, **kwargs), errors=checkify.user_checks)
-        if _CHECKING is None:
-            err, out = run()
+        if getattr(_DEPTH, "value", 0):
+            return fn(*args, **kwargs)
+        run = checkify.checkify(fn, errors=checkify.user_checks)
+        _DEPTH.value = 1
+        try:
+            if _CHECKING is None:
+                err, out = run(*args, **kwargs)
+            else:
+                with _CHECKING(True):
+                    err, out = run(*args, **kwargs)
+        finally:
+            _DEPTH.value = 0
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(err)):
+            # Known only when the values are: at once under an eager vmap / grad (the
+            # callback runs inside this call), when the step runs inside a jit.
+            _DEPTH.registering = True
+            try:
+                jax.debug.callback(_raise_traced, err)
+            finally:
+                _DEPTH.registering = False
         else:
-            with _CHECKING(True):
-                err, out = run()
-        message = err.get()
-        if message is not None:
-            raise ValueError(_SUFFIX.sub("", message))
+            _raise(err)
         return out
 
     return wrapper  # type: ignore[return-value]
+
+
+def _raise(err: checkify.Error, hint: str = "") -> None:
+    message = err.get()
+    if message is not None:
+        raise ValueError(_SUFFIX.sub("", message) + hint)
+
+
+def _raise_traced(err: checkify.Error) -> None:
+    _raise(err, "" if getattr(_DEPTH, "registering", False) else _STAGED_HINT)
+
+
+def checking() -> bool:
+    """Whether data checks are being emitted (a ``checked`` call is tracing)."""
+    return _CHECKING is None or bool(_CHECKING.value)
 
 
 # --------------------------------------------------------------------------- dtypes
@@ -99,128 +150,86 @@ def compute_dtype(dtype: Any) -> np.dtype:
 # --------------------------------------------------------------------------- arrays
 
 
-def _to_array(name: str, x: Any) -> jax.Array:
-    if isinstance(x, jax.Array):  # a JAX array or tracer: no conversion
-        _ARRAY_TYPES.add(type(x))
+def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
+    """The array arguments of ``contract`` (in signature order) as JAX arrays.
+
+    JAX arrays and tracers pass as they are (their kinds and shapes are checked when
+    the kernel traces, see :func:`kernel`); ``None`` stays ``None`` (an absent
+    optional argument; a required one is refused by the kernel).  Anything else is
+    converted with :func:`numpy.asarray` then :func:`jax.numpy.asarray`.  With x64 off,
+    64-bit integer ids outside the 32-bit range raise ``ValueError`` whether they come
+    as NumPy arrays or as JAX arrays made while x64 was on.
+    """
+    spec = V.contract(contract)
+    return tuple(_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True))
+
+
+def _to_array(name: str, x: Any) -> Any:
+    if x is None:
+        return None
+    if isinstance(x, jax.Array):
+        if not isinstance(x, jax.core.Tracer) and _wide_ints(x.dtype):
+            for shard in x.addressable_shards:  # an x64 array used with x64 off
+                _check_narrow(name, np.asarray(shard.data))
         return x
-    if isinstance(x, (str, bytes)) or x is None:
+    if isinstance(x, (str, bytes)):
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__))
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError, OverflowError) as e:
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__)) from e
-    if arr.dtype == object:
+    if arr.dtype.kind in "OUSVMm" and arr.dtype.name != "bfloat16":  # not numbers
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__))
-    if arr.dtype.kind in "iu" and arr.dtype.itemsize == 8 and int_dtype() != np.int64:
-        narrow = np.int32 if arr.dtype.kind == "i" else np.uint32
-        info = np.iinfo(narrow)
-        if arr.size and (arr.min() < info.min or arr.max() > info.max):
-            raise ValueError(msg.WIDE_IDS.format(name=name, dtype=np.dtype(narrow).name))
-    try:
-        return jnp.asarray(arr)
-    except TypeError as e:
-        raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__)) from e
+    if _wide_ints(arr.dtype):
+        _check_narrow(name, arr)
+    return jnp.asarray(arr)
 
 
-#: Types that pass :func:`arrays` untouched: ``None`` (an absent optional argument;
-#: a required one is refused when the kernel traces) and the concrete types of the
-#: JAX arrays and tracers seen so far (a set lookup is much cheaper than the
-#: abstract-class check), added by :func:`_to_array`.
-_ARRAY_TYPES: set[type] = {type(None)}
+def _wide_ints(dtype: Any) -> bool:
+    """64-bit integers while the x64 setting holds only 32-bit ones."""
+    return np.dtype(dtype).kind in "iu" and np.dtype(dtype).itemsize == 8 and (
+        int_dtype() != np.int64
+    )
 
 
-def arrays(contract: Contract | str, *values: Any) -> tuple[jax.Array, ...]:
-    """The array arguments of ``contract`` (in signature order) as JAX arrays.
-
-    JAX arrays and tracers pass through untouched: their kinds and shapes are
-    checked when the reward's kernel is traced (see :func:`kernel`), once per
-    signature, so a repeated call costs one type test per argument.  Anything else
-    (NumPy arrays, lists, scalars) is converted and checked here: kind, rank,
-    non-empty axes, shared shape symbols (see :class:`zero_contracts.validate.Shapes`)
-    and, with x64 off, 64-bit ids that int32 cannot hold.  ``None`` stays ``None``
-    for an absent optional argument.
-    """
-    if _ARRAY_TYPES.issuperset(map(type, values)):
-        return values
-    return _validate_arrays(contract, values)
+def _check_narrow(name: str, arr: np.ndarray) -> None:
+    narrow = np.int32 if arr.dtype.kind == "i" else np.uint32
+    info = np.iinfo(narrow)
+    if arr.size and (arr.min() < info.min or arr.max() > info.max):
+        raise ValueError(msg.WIDE_IDS.format(name=name, dtype=np.dtype(narrow).name))
 
 
-#: The body of each contract's kernel (its parameters are checked in test_contracts).
-KERNELS: dict[str, Callable[..., Any]] = {}
-#: Each jitted kernel's ``bind`` (see :func:`_binder`), kept beside the jit object
-#: rather than as an attribute of it.
-BINDERS: dict[Any, Callable[[tuple[Any, ...]], Callable[..., Any]]] = {}
+def kernel(contract: Contract | str) -> Callable[[F], F]:
+    """``jax.jit`` of a reward's math that checks its array arguments as it traces.
 
-
-def kernel(
-    contract: Contract | str, *, static_argnames: tuple[str, ...] = ()
-) -> Callable[[F], F]:
-    """``jax.jit`` of a reward's kernel that validates its array arguments as it traces.
-
-    The kernel's leading positional parameters are the contract's array arguments,
-    in order.  Their kinds and shapes (known while tracing, also under ``vmap``
-    and inside a user's ``jit``) are checked by the same code as eager inputs, so
-    a signature is validated when it is first traced and never again: the public
-    call on JAX arrays then costs what a bare jitted kernel costs.  A failed check
-    raises while tracing and nothing is cached.
-
-    A real hyper-parameter passed as ``None`` (see :attr:`Hypers.args`) is the
-    contract's default, a constant of the compiled kernel.
+    The kernel's leading positional parameters are the contract's arrays in order,
+    then its hyper-parameters by their contract names (further derived values may
+    follow); the contract's static hyper-parameters are the jit's static arguments.
+    Kinds, ranks and shapes are checked with the same code as the torch twin's
+    (:mod:`zero_contracts.validate`) each time the kernel traces: once per signature,
+    also under ``vmap`` and inside a user's ``jit``.
     """
     spec = V.contract(contract)
-    count = len(spec.args)
-    defaults = {h.name: h.default for h in spec.hypers if h.kind == "real"}
+    statics = tuple(h.name for h in spec.hypers if h.static)
 
     def wrap(body: F) -> F:
-        names = list(inspect.signature(body).parameters)
-        KERNELS[spec.name] = body
-        slots = {i: defaults[n] for i, n in enumerate(names) if n in defaults}
-
         @functools.wraps(body)
         def traced(*args: Any, **kwargs: Any) -> Any:  # runs only while tracing
-            _validate_arrays(contract, args[:count])
-            args = tuple(slots[i] if a is None and i in slots else a for i, a in enumerate(args))
+            _check_arrays(spec, args[: len(spec.args)])
             return body(*args, **kwargs)
 
-        jitted = jax.jit(traced, static_argnames=static_argnames)
-        BINDERS[jitted] = _binder(traced, jitted)
-        return jitted  # type: ignore[return-value]
+        return jax.jit(traced, static_argnames=statics)  # type: ignore[return-value]
 
     return wrap
 
 
-def _binder(
-    traced: Callable[..., Any], jitted: Callable[..., Any]
-) -> Callable[[tuple[Any, ...]], Callable[..., Any]]:
-    """``bind(hyper_args)``: the kernel with its hyper-parameter arguments fixed, a
-    function of the arrays alone.  Python values (static hyper-parameters, ``None``
-    for a default) become constants of a jitted function made once per set, so a
-    call passes only its arrays to jit's dispatch; a set holding JAX scalars or
-    tracers keeps them as arguments (changing them never recompiles)."""
-    bound: dict[tuple[Any, ...], Callable[..., Any]] = {}
-
-    def bind(args: tuple[Any, ...]) -> Callable[..., Any]:
-        if any(isinstance(x, jax.Array) for x in args):
-            return lambda *arrays: jitted(*arrays, *args)
-        hit = bound.get(args)
-        if hit is None:
-            if len(bound) >= 256:
-                bound.clear()
-            hit = bound[args] = jax.jit(lambda *arrays: traced(*arrays, *args))
-        return hit
-
-    return bind
-
-
-def _validate_arrays(contract: Contract | str, values: tuple[Any, ...]) -> tuple[jax.Array, ...]:
-    spec = V.contract(contract)
+def _check_arrays(spec: Contract, values: tuple[Any, ...]) -> None:
     shapes = V.Shapes()
-    out: list[Any] = []
-    for arg, value in zip(spec.args, values, strict=True):
-        if value is None and arg.optional:
-            out.append(None)
+    for arg, x in zip(spec.args, values, strict=True):
+        if x is None and arg.optional:
             continue
-        x = _to_array(arg.name, value)
+        if x is None:
+            raise TypeError(msg.NOT_ARRAY.format(name=arg.name, got="NoneType"))
         dtype = x.dtype
         V.check_kind(
             arg.name,
@@ -231,8 +240,6 @@ def _validate_arrays(contract: Contract | str, values: tuple[Any, ...]) -> tuple
             boolean=dtype == jnp.bool_,
         )
         shapes.check(arg, tuple(x.shape))
-        out.append(x)
-    return tuple(out)
 
 
 # -------------------------------------------------------------------- hyper-parameters
@@ -241,135 +248,36 @@ def _validate_arrays(contract: Contract | str, values: tuple[Any, ...]) -> tuple
 def _number(name: str, x: Any) -> float | None:
     """The Python value of a real hyper-parameter, or None when it is traced."""
     if isinstance(x, jax.core.Tracer):
-        if x.shape != ():
+        if x.shape != () or not jnp.issubdtype(x.dtype, jnp.number):
             raise TypeError(msg.NOT_SCALAR_SHAPE.format(name=name, got=tuple(x.shape)))
         return None
-    bad = TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
     if isinstance(x, (bool, str, bytes)) or x is None:
-        raise bad
-    if isinstance(x, numbers.Real):
-        return float(x)
+        raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
     try:
-        arr = np.asarray(x)
+        arr = np.asarray(x)  # Python and NumPy numbers, 0-d NumPy and JAX arrays
     except (TypeError, ValueError):
-        raise bad from None
-    if arr.shape != () or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
-        raise bad
+        raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__)) from None
+    if arr.shape != () or arr.dtype.kind not in "iuf":
+        raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
     return float(arr)
 
 
-try:  # the x64 flag, read the cheap way where it exists (a cache key on every call)
-    from jax._src.config import enable_x64 as _ENABLE_X64
+def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
+    """Validate hyper-parameters by their contract; the kernel's keyword arguments.
 
-    def _x64() -> bool:
-        return _ENABLE_X64.value is True
-except ImportError:  # pragma: no cover - a JAX without the internal name
-
-    def _x64() -> bool:
-        return jax.config.read("jax_enable_x64") is True
-
-
-class Hypers(dict[str, Any]):
-    """Validated hyper-parameters: the static Python value of each by name (``None``
-    for a traced real one), and :attr:`args`, what the kernel receives.
-
-    ``args`` holds one entry per hyper-parameter in the contract's order: a static
-    one's Python value; a real one given as a Python number equal to the contract's
-    default is ``None`` (the kernel, see :func:`kernel`, uses the default as a
-    constant, so a call at the defaults passes no scalar at all), any other Python
-    number a weakly typed JAX scalar made once (a Python number passed to a jitted
-    function is converted on every call, at microseconds each; a cached scalar is
-    not, and changing it never recompiles), and a JAX scalar or tracer as it is.
+    Static ones become Python ints / strings; a concrete real one becomes a Python
+    float (a plain jit argument: changing it never recompiles); a traced real one
+    passes through (its range is a data rule of the kernel, see :func:`invalid`).
     """
-
-    def __init__(self, contract: Contract | str, given: tuple[Any, ...]) -> None:
-        spec = V.contract(contract)
-        names = [h.name for h in spec.hypers]
-        super().__init__(V.hyper_values(spec, dict(zip(names, given, strict=True)), _number))
-        self.args = tuple(
-            (_kernel_arg(value, h.default) if h.kind == "real" else self[h.name])
-            for h, value in zip(spec.hypers, given, strict=True)
-        )
-        self._bound: Callable[..., Any] | None = None
-        self._derived: dict[str, Any] = {}
-
-    def call(self, kernel: Callable[..., R], *arrays: Any) -> R:
-        """``kernel(*arrays, *self.args)`` through the kernel's binder (see
-        :func:`kernel`), bound once per set of hyper-parameters."""
-        if self._bound is None:
-            self._bound = BINDERS[kernel](self.args)
-        return self._bound(*arrays)  # type: ignore[no-any-return]  # the kernel's own result
-
-    def scalar(self, name: str, value: Any) -> Any:
-        """A value derived from this set (e.g. ``"beta" = 1 - alpha``) as a kernel
-        argument, converted as :attr:`args` converts a real hyper-parameter (no
-        default), once per name."""
-        if name not in self._derived:
-            self._derived[name] = _kernel_arg(value, None)
-        return self._derived[name]
+    spec = V.contract(contract)
+    out = V.hyper_values(spec, values, _number)
+    for h in spec.hypers:
+        if h.kind == "real" and out[h.name] is None:
+            out[h.name] = values[h.name]
+    return out
 
 
-def _kernel_arg(value: Any, default: Any) -> Any:
-    """A real hyper-parameter as a kernel argument (see :class:`Hypers`): ``None`` for
-    a Python number equal to ``default``, a weakly typed JAX scalar of the current
-    x64 setting for another Python float or int (-0.0 and ints beyond int32 stay
-    Python numbers), anything else (a JAX scalar, a tracer, None) as it is."""
-    t = type(value)
-    if t is not float and t is not int:
-        return value
-    if default is not None and value == default:
-        return None
-    if (t is float and value == 0.0 and math.copysign(1.0, value) < 0) or (
-        t is int and not -(2**31) <= value < 2**31
-    ):
-        return value
-    return jnp.asarray(value)
-
-
-#: Hyper-parameter sets that passed validation, keyed by contract, the x64 setting
-#: (the dtype of their JAX scalars), the values and their types (so ``True`` never
-#: passes for ``1``, nor ``8.0`` for ``8``).  Failures are never cached.
-_VALID_HYPERS: dict[Any, Hypers] = {}
-#: Per contract, the last call's ``(x64 or None, values, their types, hypers)``: a call
-#: with equal values of the same types (defaults, literals) needs no key.
-_LAST_HYPERS: dict[Any, tuple[bool | None, tuple[Any, ...], tuple[type, ...], Hypers]] = {}
-_CACHE_LIMIT = 4096
-
-
-def hypers(contract: Contract | str, *given: Any) -> Hypers:
-    """Validate hyper-parameters, given in the contract's order (see :class:`Hypers`).
-
-    Results for plain Python values are remembered, so a repeated call costs a
-    comparison with the contract's last call or one dictionary lookup.
-    """
-    types = tuple(map(type, given))
-    last = _LAST_HYPERS.get(contract)
-    # types first: a traced value is never compared (nor remembered: unhashable); the
-    # x64 setting matters only to a set holding JAX scalars (last[0] is then not None)
-    if (
-        last is not None and types == last[2] and given == last[1]
-        and (last[0] is None or last[0] is _x64())
-    ):
-        return last[3]
-    x64 = _x64()
-    try:
-        key = (contract, x64, *given, *types)
-        hit = _VALID_HYPERS.get(key)
-    except TypeError:  # a traced or array-valued hyper-parameter: not hashable
-        return Hypers(contract, given)
-    if hit is None:
-        hit = Hypers(contract, given)
-        if len(_VALID_HYPERS) >= _CACHE_LIMIT:
-            _VALID_HYPERS.clear()
-        _VALID_HYPERS[key] = hit
-    held = any(isinstance(x, jax.Array) for x in hit.args)
-    _LAST_HYPERS[contract] = (x64 if held else None, given, types, hit)
-    return hit
-
-
-def label_range(name: str, answers: jax.Array, num_answers: int) -> None:
+def label_range(answers: jax.Array, num_answers: int) -> None:
     """Raise when labels in ``[0, num_answers)`` cannot be held by the canonical int."""
     _label_range(np.dtype(answers.dtype), num_answers, np.dtype(int_dtype()))
 
@@ -379,75 +287,114 @@ def _label_range(dtype: np.dtype, num_answers: int, labels: np.dtype) -> None:
     largest = min(num_answers, int(np.iinfo(dtype).max) + 1) - 1
     limit = int(np.iinfo(labels).max)
     if largest > limit:
-        hint = " or enable x64 for int64 labels" if int_dtype() == np.int32 else ""
+        hint = " or enable x64 for int64 labels" if labels == np.int32 else ""
         raise ValueError(
             msg.WIDE_LABELS.format(
-                count=num_answers, dtype=int_dtype().name, library="zero_jax",
+                count=num_answers, dtype=labels.name, library="zero_jax",
                 limit=f"2**{limit.bit_length()}", hint=hint,
             )
         )
 
 
-# ----------------------------------------------------------------------- data checks
+# ----------------------------------------------------------------------- data rules
 
 
-def checking() -> bool:
-    """Whether data checks are being emitted (a ``checked`` call is tracing)."""
-    return _CHECKING is None or bool(_CHECKING.value)
+def in_range(x: jax.Array, bound: int) -> jax.Array:
+    """``0 <= x < bound`` for integer ``x`` and a Python int ``bound`` of any size."""
+    ok = jnp.ones(x.shape, bool) if jnp.issubdtype(x.dtype, jnp.unsignedinteger) else x >= 0
+    if bound <= int(jnp.iinfo(x.dtype).max):
+        ok = ok & (x < jnp.asarray(bound, x.dtype))
+    return ok
 
 
-def _check(pred: jax.Array, message: str) -> None:
-    if _CHECKING is None:
-        checkify.debug_check(jnp.all(pred), message)
-    else:
-        checkify.check(jnp.all(pred), message)
+def _holds(arg_value: str, x: jax.Array, named: dict[str, Any], bound: str | None) -> jax.Array:
+    if arg_value == "unit":
+        return (x >= 0) & (x <= 1)  # False for NaN
+    if arg_value == "finite":
+        return jnp.isfinite(x)
+    if arg_value == "nonneg":
+        return in_range(x, 2**64)
+    return in_range(x, named[bound or ""])  # ids in [0, bound)
 
 
-def _below(x: jax.Array, bound: int) -> jax.Array:
-    """``x < bound`` for a Python int bound that may not fit ``x``'s dtype."""
-    if bound > int(jnp.iinfo(x.dtype).max):
-        return jnp.ones(x.shape, bool)
-    return x < jnp.asarray(bound, x.dtype)
-
-
-def _nonneg(x: jax.Array) -> jax.Array:
-    if jnp.issubdtype(x.dtype, jnp.unsignedinteger):
-        return jnp.ones(x.shape, bool)
-    return x >= 0
-
-
-def data_checks(contract: Contract | str, **named: Any) -> None:
-    """Emit the data checks of ``contract`` (inside a kernel; no-ops unless checked).
+def invalid(contract: Contract | str, **named: Any) -> dict[str, jax.Array]:
+    """Where the data break the contract's rules (inside a kernel).
 
     ``named`` maps argument and hyper-parameter names to their (traced) values;
-    static hyper-parameters such as ``num_answers`` are Python ints.
+    static hyper-parameters such as ``num_answers`` are Python ints.  Returns, for
+    each argument with a value rule, a bool array of its shape (True: the entry is
+    invalid, where its gate holds); for each real hyper-parameter and each
+    constraint between them, a bool scalar.  Under :func:`checked` each rule is
+    also a check that raises the contract's message.
     """
-    if not checking():
-        return
     spec = V.contract(contract)
+    bad: dict[str, jax.Array] = {}
     for arg, x, gate in V.value_rules(spec, named):
-        if arg.value == "unit":
-            ok = (x >= 0) & (x <= 1)
-        elif arg.value == "finite":
-            ok = jnp.isfinite(x)
-        elif arg.value == "nonneg":
-            ok = _nonneg(x)
-        else:  # ids in [0, bound)
-            ok = _nonneg(x) & _below(x, named[arg.bound or ""])
+        ok = _holds(arg.value or "", x, named, arg.bound)
         if gate is not None:
             ok = ok | ~gate
         _check(ok, V.value_message(arg, named))
-    for name, lo, hi, message in V.traced_hypers(spec):
-        if name not in named:
-            continue
-        v = jnp.asarray(named[name])
+        bad[arg.name] = ~ok
+    for h in V.traced_hypers(spec):
+        v = jnp.asarray(named[h.name])
         ok = jnp.isfinite(v)
-        if lo is not None:
-            ok = ok & (v >= lo)
-        if hi is not None:
-            ok = ok & (v <= hi)
-        _check(ok, message)
-    ordered = spec.extra.get("ordered", ())
-    if ordered:
-        low, high = (jnp.asarray(named[n]) for n in ordered)
-        _check((low >= 0) & (low <= high) & (high <= 1), msg.BAND_TRACED)
+        if h.lo is not None:
+            ok = ok & (v >= h.lo)
+        if h.hi is not None:
+            ok = ok & (v <= h.hi)
+        _check(ok, msg.OUT_OF_RANGE, name=h.name, expected=h.expected, value=v)
+        bad[h.name] = ~ok
+    for order in spec.constraints:
+        lo, hi = jnp.asarray(named[order.low]), jnp.asarray(named[order.high])
+        _check(lo <= hi, msg.ORDER, low=order.low, high=order.high, low_value=lo, high_value=hi)
+        bad[f"{order.low}<={order.high}"] = ~(lo <= hi)
+    return bad
+
+
+def either(bad: dict[str, jax.Array], *names: str) -> jax.Array | bool:
+    """True where any of the named rules (those that apply to this call) fails."""
+    out: jax.Array | bool = False
+    for name in names:
+        if name in bad:
+            out = out | bad[name]
+    return out
+
+
+def hyper_rules(bad: dict[str, jax.Array]) -> jax.Array | bool:
+    """True when a real hyper-parameter or a constraint between them fails."""
+    out: jax.Array | bool = False
+    for b in bad.values():
+        if b.ndim == 0:
+            out = out | b
+    return out
+
+
+def poison(x: jax.Array, bad: jax.Array | bool) -> jax.Array:
+    """``x`` with NaN (floats) or -1 (integers; the largest value if unsigned) where
+    ``bad`` holds (broadcast against ``x``)."""
+    if isinstance(bad, bool) and not bad:
+        return x
+    if jnp.issubdtype(x.dtype, jnp.floating):
+        fill = jnp.asarray(jnp.nan, x.dtype)
+    else:
+        fill = jnp.asarray(-1).astype(x.dtype)
+    return jnp.where(bad, fill, x)
+
+
+def _check(ok: jax.Array, message: str, **values: Any) -> None:
+    """A check of ``ok`` everywhere, under :func:`checked` only; ``message`` is
+    formatted with ``values`` (strings as they are, arrays by their value)."""
+    if not checking():
+        return
+    arrays = {k: v for k, v in values.items() if not isinstance(v, str)}
+    text = "".join(  # the strings formatted in now, the traced values left to checkify
+        literal.replace("{", "{{").replace("}", "}}")
+        + ("" if field is None else (
+            "{" + field + (":" + spec if spec else "") + "}" if field in arrays
+            else format(values[field], spec or "")))
+        for literal, field, spec, _ in string.Formatter().parse(message)
+    )
+    if _CHECKING is None:
+        checkify.debug_check(jnp.all(ok), text, **arrays)
+    else:
+        checkify.check(jnp.all(ok), text, **arrays)

@@ -19,20 +19,21 @@ from zero_jax.primitives import exact_div, mean_kept
 __all__ = ["hint_delta", "proposer_rewards"]
 
 
-@_c.kernel("hint_delta")
-def _hint_delta(base: jax.Array, hinted: jax.Array, mask: jax.Array) -> jax.Array:
-    _c.data_checks("hint_delta", base_logp=base, hinted_logp=hinted)
-    dtype = jnp.result_type(base, hinted)
-    return mean_kept(base.astype(dtype) - hinted.astype(dtype), mask)
-
-
 def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
-    """Mean per-token log-probability shift of one response when a hint is added.
+    """Mean per-token log-probability shift of a response when a hint is added.
 
-    ``delta = sum_t m_t (log p_t - log p^h_t) / max(1, sum_t m_t)``.  Both passes
-    score the same unassisted response tokens (hint tokens excluded), aligned
-    position by position; a row with no kept token (or ``T = 0``) gives 0.  A
-    probability-shift proxy, not a KL divergence or a measured quality gain.
+    ``delta_i = sum_t m_it (log p_it - log p^h_it) / max(1, sum_t m_it)``
+
+    G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et
+    al., 2026), §3.1, Eq. 3 (Hint-delta), https://arxiv.org/abs/2605.09959.  Output
+    ``[B]``: the promoted dtype of ``base_logp`` and ``hinted_logp``;
+    differentiable in ``base_logp``, ``hinted_logp``.
+
+    Both passes score the same unassisted response tokens (hint tokens excluded),
+    aligned position by position; a row with no kept token (or ``T = 0``) gives 0.
+    A probability-shift proxy, not a KL divergence or a measured quality gain.
+    Masked positions get exactly zero gradient, all-masked rows a zero gradient.  A
+    row with a non-finite log-prob (kept or not) gives NaN.
 
     Args:
       base_logp: float ``[B, T]`` log-probs without the hint.
@@ -40,9 +41,7 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
       mask: bool ``[B, T]``, True on response tokens.
 
     Returns:
-      ``[B]`` in the promoted dtype of the two log-prob inputs.  Differentiable in
-      both; masked positions get exactly zero gradient and all-masked rows a zero
-      gradient.
+      ``[B]``.
 
     >>> import jax.numpy as jnp, zero_jax
     >>> base = jnp.array([[-1.0, -2.0, -9.0]]); hinted = jnp.array([[-0.5, -1.0, 0.0]])
@@ -53,29 +52,28 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
     return _hint_delta(base, hinted, m)
 
 
-@_c.kernel("proposer_rewards")
-def _proposer(
-    delta: jax.Array, lengths: jax.Array, share: jax.Array, valid: jax.Array
-) -> jax.Array:
-    _c.data_checks(
-        "proposer_rewards", delta=delta, hint_lengths=lengths, cluster_share=share, valid=valid
-    )
-    out = jnp.result_type(delta, share)
-    dtype = _c.compute_dtype(out)
-    delta, share = delta.astype(dtype), share.astype(dtype)
-    excess = jnp.maximum(lengths.astype(dtype) - 200, 0)
-    length_penalty = exact_div(0.03 * excess, 100)
-    reward = jnp.where(valid, delta - length_penalty, -1) - share
-    return lax.stop_gradient(reward.astype(out))
+@_c.kernel("hint_delta")
+def _hint_delta(base: jax.Array, hinted: jax.Array, mask: jax.Array) -> jax.Array:
+    bad = _c.invalid("hint_delta", base_logp=base, hinted_logp=hinted)
+    dtype = jnp.result_type(base, hinted)
+    delta = mean_kept(base.astype(dtype) - hinted.astype(dtype), mask)
+    return _c.poison(delta, jnp.any(bad["base_logp"] | bad["hinted_logp"], axis=-1))
 
 
 def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: Any) -> jax.Array:
     """G-Zero proposer reward: hint-delta minus length and repetition penalties.
 
-    ``r = delta - 0.03 max(L - 200, 0) / 100 - s`` for a well-formed proposal and
-    ``r = -1 - s`` otherwise (delta and length ignored, repetition kept), with ``L``
-    the hint length in characters and ``s`` its cluster share.  Negative rewards
-    are kept.
+    ``r_i = delta_i - 0.03 max(L_i - 200, 0) / 100 - s_i if valid, else -1 - s_i``
+
+    G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et
+    al., 2026), §3.2, Eq. 5 (proposer reward), https://arxiv.org/abs/2605.09959.
+    Output ``[B]``: the promoted dtype of ``delta`` and ``cluster_share``; detached
+    (no gradient).
+
+    ``L`` is the hint length in characters and ``s`` its cluster share.  An invalid
+    proposal ignores its delta and length but keeps its repetition penalty.
+    Negative rewards are kept.  A row whose delta (where valid) is not finite,
+    whose length (where valid) is negative or whose share is outside [0, 1] gives NaN.
 
     Args:
       delta: float ``[B]`` hint-deltas (see :func:`hint_delta`).
@@ -84,8 +82,7 @@ def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: A
       valid: bool ``[B]`` format flags.
 
     Returns:
-      ``[B]`` in the promoted dtype of ``delta`` and ``cluster_share`` (half
-      precision is computed in float32 and rounded once); gradient-free.
+      ``[B]`` (half precision computed in float32 and rounded once).
 
     >>> import jax.numpy as jnp, zero_jax
     >>> r = zero_jax.proposer_rewards(jnp.array([0.5, 0.5]), jnp.array([300, 10]),
@@ -95,3 +92,20 @@ def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: A
     """
     d, n, s, v = _c.arrays("proposer_rewards", delta, hint_lengths, cluster_share, valid)
     return _proposer(d, n, s, v)
+
+
+@_c.kernel("proposer_rewards")
+def _proposer(
+    delta: jax.Array, lengths: jax.Array, share: jax.Array, valid: jax.Array
+) -> jax.Array:
+    bad = _c.invalid(
+        "proposer_rewards", delta=delta, hint_lengths=lengths, cluster_share=share, valid=valid
+    )
+    out = jnp.result_type(delta, share)
+    dtype = _c.compute_dtype(out)
+    delta, share = delta.astype(dtype), share.astype(dtype)
+    excess = jnp.maximum(lengths.astype(dtype) - 200, 0)
+    length_penalty = exact_div(0.03 * excess, 100)
+    reward = jnp.where(valid, delta - length_penalty, -1) - share
+    rows = _c.either(bad, "delta", "hint_lengths", "cluster_share")
+    return lax.stop_gradient(_c.poison(reward, rows).astype(out))

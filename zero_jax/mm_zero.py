@@ -15,22 +15,9 @@ from jax import lax
 
 from zero_contracts import complement_weight
 from zero_jax import _checks as _c
-from zero_jax.primitives import vote
+from zero_jax.primitives import ids_equal, vote
 
 __all__ = ["coder_rewards", "solver_rewards"]
-
-
-@_c.kernel("coder_rewards")
-def _coder(
-    executed: jax.Array, easy: jax.Array, c: jax.Array, syntax_error: jax.Array
-) -> jax.Array:
-    _c.data_checks("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
-    out = jnp.result_type(easy, c)
-    dtype = _c.compute_dtype(out)
-    easy, c = easy.astype(dtype), c.astype(dtype)
-    success = 1 + easy + jnp.minimum(c, 1 - c)
-    reward = jnp.where(executed, success, -0.1) - 0.05 * syntax_error.astype(dtype)
-    return lax.stop_gradient(reward.astype(out))
 
 
 def coder_rewards(
@@ -38,11 +25,18 @@ def coder_rewards(
 ) -> jax.Array:
     """MM-Zero coder reward: execution and visual feedback minus error penalties.
 
-    ``r_C = 1_e [1 + s + min(c, 1 - c)] - 0.1 * 1_{not e} - 0.05 * 1_syntax``: a
-    rendered program earns 1 plus the solver's easy-question accuracy ``s`` plus
+    ``r_i = 1_e [1 + s_i + min(c_i, 1 - c_i)] - 0.1 1_not_e - 0.05 1_syntax``
+
+    MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data
+    (Zongxia Li et al., 2026), §2.5, Eqs. 7 and 11-12 (execution and visual
+    feedback), https://arxiv.org/abs/2603.09206.  Output ``[B]``: the promoted dtype
+    of ``easy_accuracy`` and ``consistency``; detached (no gradient).
+
+    A rendered program earns 1 plus the solver's easy-question accuracy ``s`` plus
     the continuous difficulty ``min(c, 1 - c)`` (Eq. 7; no cap on ``s``).  A failed
     render earns -0.1 and its visual scores are ignored (they may be NaN).  The
-    syntax penalty applies on top of either.
+    syntax penalty applies on top of either.  A rendered row whose scores are
+    outside [0, 1] (or NaN) gives NaN.
 
     Args:
       executed: bool ``[B]``, the program rendered.
@@ -51,7 +45,7 @@ def coder_rewards(
       syntax_error: bool ``[B]``.
 
     Returns:
-      ``[B]`` in the promoted dtype of the two float inputs; gradient-free.
+      ``[B]`` (half precision computed in float32 and rounded once).
 
     >>> import jax.numpy as jnp, zero_jax
     >>> r = zero_jax.coder_rewards(jnp.array([True, False]), jnp.array([0.8, jnp.nan]),
@@ -63,24 +57,18 @@ def coder_rewards(
     return _coder(e, s, c, x)
 
 
-@_c.kernel("solver_rewards", static_argnames=("num_answers", "method"))
-def _solver(
-    answers: jax.Array,
-    format_valid: jax.Array,
-    num_answers: int,
-    alpha: float | jax.Array,
-    method: str,
-    beta: float | jax.Array | None,
+@_c.kernel("coder_rewards")
+def _coder(
+    executed: jax.Array, easy: jax.Array, c: jax.Array, syntax_error: jax.Array
 ) -> jax.Array:
-    _c.data_checks("solver_rewards", answers=answers, num_answers=num_answers, alpha=alpha)
-    dtype = _c.float_dtype()
-    if isinstance(alpha, float):  # the default, a constant: 1 - alpha in decimal
-        beta = complement_weight(alpha)
-    alpha = jnp.asarray(alpha, dtype)
-    weight = 1 - alpha if beta is None else jnp.asarray(beta, dtype)
-    labels, _ = vote(answers, num_answers, method)
-    agree = (answers == labels[..., None]).astype(dtype)
-    return lax.stop_gradient(alpha * agree + weight * format_valid.astype(dtype))
+    bad = _c.invalid("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
+    out = jnp.result_type(easy, c)
+    dtype = _c.compute_dtype(out)
+    easy, c = easy.astype(dtype), c.astype(dtype)
+    success = 1 + easy + jnp.minimum(c, 1 - c)
+    reward = jnp.where(executed, success, -0.1) - 0.05 * syntax_error.astype(dtype)
+    rows = _c.either(bad, "easy_accuracy", "consistency")
+    return lax.stop_gradient(_c.poison(reward, rows).astype(out))
 
 
 def solver_rewards(
@@ -93,21 +81,29 @@ def solver_rewards(
 ) -> jax.Array:
     """MM-Zero solver reward: agreement with the silver majority plus a format bonus.
 
-    ``r_S = alpha * 1[a == y] + (1 - alpha) * v`` where ``y`` is the majority over
-    all K answers of the row (ties: smallest id) and ``v`` the format flag.  Format
-    is additive, not a gate; the majority is a silver label, not a verified answer.
-    For a Python ``alpha`` the weight ``1 - alpha`` is taken in decimal, as the
-    published code writes it (``alpha = 0.9`` gives exactly ``0.1``).
+    ``r_ij = alpha 1[a_ij = y_i] + (1 - alpha) v_ij``
+
+    MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data
+    (Zongxia Li et al., 2026), §2.6, Eqs. 13-14 (silver-answer reward),
+    https://arxiv.org/abs/2603.09206.  Output ``[B, K]``: float64 (float32 in JAX
+    with x64 off); detached (no gradient).
+
+    ``y`` is the majority over all K answers of the row (ties: smallest id) and
+    ``v`` the format flag.  Format is additive, not a gate; the majority is a silver
+    label, not a verified answer.  For a concrete ``alpha`` the weight
+    ``1 - alpha`` is taken in decimal, as the published code writes it
+    (``alpha = 0.9`` gives exactly ``0.1``); a traced one computes it in the output
+    dtype.  A row holding an id outside ``[0, num_answers)`` gives NaN.
 
     Args:
       answers: integer ``[B, K]`` ids in ``[0, num_answers)``.
       format_valid: bool ``[B, K]``.
       num_answers: static size of the answer alphabet.
-      alpha: weight in ``[0, 1]`` (Python float or traced scalar).
+      alpha: weight in ``[0, 1]`` (a number or a traced scalar).
       method: voting method, as in :func:`zero_jax.consensus`.
 
     Returns:
-      float64 ``[B, K]`` (float32 when x64 is disabled); gradient-free.
+      ``[B, K]``.
 
     >>> import jax.numpy as jnp, zero_jax
     >>> a = jnp.array([[4, 4, 2]]); v = jnp.array([[False, True, True]])
@@ -115,9 +111,26 @@ def solver_rewards(
     [0.9, 1.0, 0.1]
     """
     a, v = _c.arrays("solver_rewards", answers, format_valid)
-    h = _c.hypers("solver_rewards", num_answers, alpha, method)
-    # 1 - alpha in decimal for a Python alpha (the kernel's own for the default one)
-    n, weight, how = h.args
-    baked = weight is None or h["alpha"] is None
-    beta = None if baked else h.scalar("beta", complement_weight(h["alpha"]))
-    return _solver(a, v, n, weight, how, beta)
+    h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
+    concrete = isinstance(h["alpha"], float)
+    return _solver(a, v, **h, beta=complement_weight(h["alpha"]) if concrete else None)
+
+
+@_c.kernel("solver_rewards")
+def _solver(
+    answers: jax.Array,
+    format_valid: jax.Array,
+    num_answers: int,
+    alpha: float | jax.Array,
+    method: str,
+    beta: float | jax.Array | None,
+) -> jax.Array:
+    bad = _c.invalid("solver_rewards", answers=answers, num_answers=num_answers, alpha=alpha)
+    dtype = _c.float_dtype()
+    alpha = jnp.asarray(alpha, dtype)
+    weight = 1 - alpha if beta is None else jnp.asarray(beta, dtype)
+    labels, _ = vote(answers, num_answers, method)
+    agree = ids_equal(answers, labels[..., None]).astype(dtype)
+    reward = alpha * agree + weight * format_valid.astype(dtype)
+    rows = jnp.any(bad["answers"], axis=-1, keepdims=True) | _c.hyper_rules(bad)
+    return lax.stop_gradient(_c.poison(reward, rows))

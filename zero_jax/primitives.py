@@ -164,18 +164,23 @@ def ids_equal(a: jax.Array, b: jax.Array) -> jax.Array:
     return (s >= 0) & (u == s.astype(u.dtype))
 
 
-@_c.kernel("majority_vote", static_argnames=("num_answers", "method"))
-def _vote_kernel(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
-    _c.data_checks("majority_vote", answers=answers, num_answers=num_answers)
-    return vote(answers, num_answers, method)
-
-
 def majority_vote(
     answers: Any, num_answers: int, method: str = "auto"
 ) -> tuple[jax.Array, jax.Array]:
-    """Majority answer per row of ``answers`` ``[B, K]`` and its vote count.
+    """Majority answer of each row and its vote count.
 
-    ``y_i = argmax_c n_ic`` (ties: smallest id), ``n_i = max_c n_ic``.
+    ``y_i = argmax_c n_ic (smallest id on ties), n_i = max_c n_ic``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al.,
+    2025), §2.3, the vote behind consensus and solver rewards,
+    https://arxiv.org/abs/2508.05004.  Output ``([B], [B])``: labels in the dtype
+    of ``answers``, int counts (int32 in JAX, int64 in torch); detached (no
+    gradient).
+
+    The pairwise and one-hot counts pack ``(count, -id)`` into one integer key, so
+    one max-reduction gives the top count and the smallest id that reaches it.  A
+    row holding an id outside ``[0, num_answers)`` gives label -1 (the largest value
+    of an unsigned dtype) and count -1.
 
     Args:
       answers: integer ``[B, K]`` ids in ``[0, num_answers)``.
@@ -183,10 +188,7 @@ def majority_vote(
       method: ``"auto"``, ``"one_hot"``, ``"segment_sum"`` or ``"pairwise"``.
 
     Returns:
-      ``(labels [B], top_count [B])``: labels in the dtype of ``answers``, counts
-      int32.  The pairwise and one-hot counts pack ``(count, -id)`` into one
-      integer key, so a single max-reduction yields both the top count and the
-      smallest id that reaches it.
+      ``(labels [B], top_count [B])``.
 
     >>> import jax.numpy as jnp, zero_jax
     >>> labels, top = zero_jax.majority_vote(jnp.array([[2, 1, 1, 2, 0]]), 3)
@@ -194,21 +196,24 @@ def majority_vote(
     ([1], [2])
     """
     (a,) = _c.arrays("majority_vote", answers)
-    h = _c.hypers("majority_vote", num_answers, method)
-    return h.call(_vote_kernel, a)
+    h = _c.hypers("majority_vote", num_answers=num_answers, method=method)
+    return _vote_kernel(a, **h)
+
+
+@_c.kernel("majority_vote")
+def _vote_kernel(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
+    bad = _c.invalid("majority_vote", answers=answers, num_answers=num_answers)
+    labels, top = vote(answers, num_answers, method)
+    rows = jnp.any(bad["answers"], axis=-1)
+    return _c.poison(labels, rows), _c.poison(top, rows)
 
 
 def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
     """The counting kernel behind :func:`cluster_sizes` (no validation, traceable)."""
     ids, sharding = _gather(ids)
     if num_clusters is not None:
-        if num_clusters > MAX_TABLE:
-            raise ValueError(
-                msg.OUT_OF_RANGE.format(
-                    name="num_clusters", expected=f"<= {MAX_TABLE}", value=num_clusters
-                )
-            )
-        idx = ids.astype(jnp.int32)
+        # ids outside [0, num_clusters) are counted nowhere (and get size 0)
+        idx = jnp.where(_c.in_range(ids, num_clusters), ids.astype(jnp.int32), num_clusters)
         counts = jnp.zeros((num_clusters,), jnp.int32).at[idx].add(1, mode="drop")
         out = counts.at[idx].get(mode="fill", fill_value=0)
     elif ids.shape[-1] <= _PAIRWISE_MAX:
@@ -218,18 +223,20 @@ def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
     return out if sharding is None else reshard(out, sharding)
 
 
-@_c.kernel("cluster_sizes", static_argnames=("num_clusters",))
-def _sizes_kernel(ids: jax.Array, num_clusters: int | None) -> jax.Array:
-    _c.data_checks("cluster_sizes", ids=ids, num_clusters=num_clusters)
-    return sizes(ids, num_clusters)
-
-
 def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
-    """``sizes[i] = #{j : ids[j] == ids[i]}`` over the whole 1-D batch, int32 ``[B]``.
+    """How many entries of the batch share each entry's id.
+
+    ``|C_i| = #{j : c_j = c_i}``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al.,
+    2025), §2.2, |C_i| of the repetition penalty, https://arxiv.org/abs/2508.05004.
+    Output ``[B]``: int counts (int32 in JAX, int64 in torch); detached (no
+    gradient).
 
     With ``num_clusters`` (dense ids in ``[0, num_clusters)``) this is a bincount,
-    ``O(B + num_clusters)``.  Without it ids are arbitrary integers (negative,
-    sparse, 64-bit) and are counted exactly by hashing rounds, ``O(B)`` each (see
+    ``O(B + num_clusters)``; an id outside that range gets -1 and is counted in no
+    other entry's size.  Without it ids are arbitrary integers (negative, sparse,
+    64-bit), counted exactly by hashing rounds, ``O(B)`` each (see
     :func:`_hashed_sizes`); batches of at most 128 compare all pairs instead.
 
     >>> import jax.numpy as jnp, zero_jax
@@ -237,8 +244,14 @@ def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
     [3, 1, 3, 3]
     """
     (x,) = _c.arrays("cluster_sizes", ids)
-    h = _c.hypers("cluster_sizes", num_clusters)
-    return h.call(_sizes_kernel, x)
+    h = _c.hypers("cluster_sizes", num_clusters=num_clusters)
+    return _sizes_kernel(x, **h)
+
+
+@_c.kernel("cluster_sizes")
+def _sizes_kernel(ids: jax.Array, num_clusters: int | None) -> jax.Array:
+    bad = _c.invalid("cluster_sizes", ids=ids, num_clusters=num_clusters)
+    return _c.poison(sizes(ids, num_clusters), _c.either(bad, "ids"))
 
 
 _PAIRWISE_MAX = 128
@@ -319,69 +332,44 @@ def _gather(x: jax.Array) -> tuple[jax.Array, NamedSharding | None]:
 
 
 def masked_mean(values: Any, mask: Any) -> jax.Array:
-    """Mean over the last axis of ``values`` where ``mask`` is True; 0 for empty rows.
+    """Mean over the last axis of the kept entries; 0 for empty rows.
 
-    ``mean = sum_t m_t x_t / max(1, sum_t m_t)``.  Masked entries contribute
-    exactly zero value and zero gradient, and an all-masked row returns 0 with a
-    zero (finite) gradient.  For floating values the forward pass is one variadic
-    reduction that sums the kept values and counts them in a single read of
-    ``values`` and ``mask``; the derivative (a custom JVP, linear in the tangent)
-    is the masked mean of the tangent.
+    ``mean_i = sum_t m_it x_it / max(1, sum_t m_it)``
+
+    G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et
+    al., 2026), §3.1, the token average of Hint-delta,
+    https://arxiv.org/abs/2605.09959.  Output ``[...]``: the dtype of ``values``;
+    differentiable in ``values``.
+
+    Masked entries contribute exactly zero value and zero gradient; an all-masked
+    row returns 0 with a zero gradient.  Half precision sums in float32; integer
+    values give the canonical float.
 
     Args:
       values: int or float ``[..., T]``.
       mask: bool, broadcastable with ``values``.
 
     Returns:
-      ``[...]`` in the dtype of float ``values`` (float for integer values).
+      ``[...]``.
 
     >>> import jax.numpy as jnp, zero_jax
     >>> v, m = jnp.array([[1.0, 2.0, 6.0]]), jnp.array([[True, False, True]])
     >>> zero_jax.masked_mean(v, m).tolist()
     [3.5]
     """
-    values, mask = _c.arrays("masked_mean", values, mask)
-    return _masked_mean_kernel(values, mask)
+    v, m = _c.arrays("masked_mean", values, mask)
+    return _masked_mean(v, m)
 
 
 def mean_kept(values: jax.Array, mask: jax.Array) -> jax.Array:
-    """The kernel behind :func:`masked_mean` (no validation, traceable)."""
+    """The math of :func:`masked_mean` (no validation), used inside other kernels."""
     if not jnp.issubdtype(values.dtype, jnp.floating):
         values = values.astype(_c.float_dtype())  # sums and counts never in a narrow int
-    shape = jnp.broadcast_shapes(values.shape, mask.shape)
-    return _masked_mean(jnp.broadcast_to(values, shape), jnp.broadcast_to(mask, shape))
+    acc = _c.compute_dtype(values.dtype)
+    total = jnp.sum(jnp.where(mask, values.astype(acc), 0), axis=-1)
+    count = jnp.sum(jnp.broadcast_to(mask, jnp.broadcast_shapes(values.shape, mask.shape)),
+                    axis=-1, dtype=jnp.int32)
+    return (total / jnp.maximum(count, 1).astype(acc)).astype(values.dtype)
 
 
-_masked_mean_kernel = _c.kernel("masked_mean")(mean_kept)
-
-
-@jax.custom_jvp
-def _masked_mean(values: jax.Array, mask: jax.Array) -> jax.Array:
-    total, count = _masked_sum_count(values, mask)
-    return (total / jnp.maximum(count, 1).astype(total.dtype)).astype(values.dtype)
-
-
-def _masked_sum_count(values: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
-    # float16 / bfloat16 accumulate in float32, as jnp.sum does.
-    acc = jnp.promote_types(values.dtype, jnp.float32)
-    kept = jnp.where(mask, values.astype(acc), jnp.zeros((), acc))
-    zeros = (jnp.zeros((), acc), jnp.zeros((), jnp.int32))
-    return lax.reduce(  # type: ignore[no-any-return]  # lax.reduce returns Any
-        (kept, mask.astype(jnp.int32)),
-        zeros,
-        lambda x, y: (x[0] + y[0], x[1] + y[1]),
-        (kept.ndim - 1,),
-    )
-
-
-@_masked_mean.defjvp
-def _masked_mean_jvp(
-    primals: tuple[jax.Array, jax.Array], tangents: tuple[jax.Array, Any]
-) -> tuple[jax.Array, jax.Array]:
-    values, mask = primals
-    dvalues = tangents[0]  # the bool mask has no tangent
-    out = _masked_mean(values, mask)  # itself a custom_jvp: differentiable to any order
-    count = jnp.sum(mask, axis=-1, dtype=jnp.int32)
-    denom = jnp.maximum(count, 1).astype(dvalues.dtype)
-    kept = jnp.where(mask, dvalues, jnp.zeros((), dvalues.dtype))
-    return out, jnp.sum(kept, axis=-1) / denom
+_masked_mean = _c.kernel("masked_mean")(mean_kept)

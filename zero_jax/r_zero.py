@@ -2,10 +2,9 @@
 pseudo-labels, the informative band and solver rewards.
 
 From *R-Zero: Self-Evolving Reasoning LLM from Zero Data* (Huang et al., 2025,
-https://arxiv.org/abs/2508.05004), Sections 2.2-2.4.  Every function validates
-kinds, shapes and concrete hyper-parameters when it is traced (the contracts are
-in :mod:`zero_contracts`), then runs a jit-compiled kernel; all are usable inside
-``jit``, ``vmap`` and ``grad``.
+https://arxiv.org/abs/2508.05004), Sections 2.2-2.4.  Each public function converts
+its arrays and validates its hyper-parameters, then runs one jitted kernel that
+checks kinds and shapes while it traces (contracts in :mod:`zero_contracts`).
 """
 
 from __future__ import annotations
@@ -32,24 +31,23 @@ def _triangle(p: jax.Array) -> jax.Array:
     return 1 - 2 * jnp.abs(p - 0.5)
 
 
-@_c.kernel("uncertainty_reward")
-def _uncertainty(p: jax.Array) -> jax.Array:
-    _c.data_checks("uncertainty_reward", consistency=p)
-    x = p.astype(_c.compute_dtype(p.dtype))
-    return lax.stop_gradient(_triangle(x).astype(p.dtype))
-
-
 def uncertainty_reward(consistency: Any) -> jax.Array:
     """Triangular uncertainty of a self-consistency score.
 
-    ``u = 1 - 2 |p - 1/2|``: 1 when the solver splits evenly, 0 when it is
-    unanimous (whether right or wrong: agreement is not accuracy).
+    ``u_i = 1 - 2 |p_i - 1/2|``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al.,
+    2025), §2.2, uncertainty reward, https://arxiv.org/abs/2508.05004.  Output
+    ``[B]``: the dtype of ``consistency``; detached (no gradient).
+
+    1 when the solver splits evenly, 0 when it is unanimous (right or wrong:
+    agreement is not accuracy).  A score outside [0, 1] (or NaN) gives NaN.
 
     Args:
       consistency: float ``[B]``, values in ``[0, 1]``.
 
     Returns:
-      ``[B]`` in the dtype of ``consistency``; gradient-free (``stop_gradient``).
+      ``[B]`` in the dtype of ``consistency`` (half precision computed in float32).
 
     >>> import jax.numpy as jnp, zero_jax
     >>> zero_jax.uncertainty_reward(jnp.array([0.5, 0.75, 1.0])).tolist()
@@ -59,25 +57,11 @@ def uncertainty_reward(consistency: Any) -> jax.Array:
     return _uncertainty(p)
 
 
-@_c.kernel("challenger_rewards", static_argnames=("num_clusters",))
-def _challenger(
-    p: jax.Array,
-    clusters: jax.Array,
-    valid: jax.Array,
-    strength: float | jax.Array,
-    num_clusters: int | None,
-) -> jax.Array:
-    _c.data_checks(
-        "challenger_rewards",
-        consistency=p,
-        clusters=clusters,
-        strength=strength,
-        num_clusters=num_clusters,
-    )
-    dtype = _c.compute_dtype(p.dtype)  # counts and B never pass through float16
-    share = exact_div(sizes(clusters, num_clusters).astype(dtype), p.shape[-1])
-    reward = jnp.maximum(0, _triangle(p.astype(dtype)) - jnp.asarray(strength, dtype) * share)
-    return lax.stop_gradient(jnp.where(valid, reward, 0).astype(p.dtype))
+@_c.kernel("uncertainty_reward")
+def _uncertainty(p: jax.Array) -> jax.Array:
+    bad = _c.invalid("uncertainty_reward", consistency=p)
+    u = _triangle(p.astype(_c.compute_dtype(p.dtype)))
+    return lax.stop_gradient(_c.poison(u, bad["consistency"]).astype(p.dtype))
 
 
 def challenger_rewards(
@@ -90,22 +74,29 @@ def challenger_rewards(
 ) -> jax.Array:
     """R-Zero challenger reward: uncertainty minus a repetition penalty, format-gated.
 
-    ``r_i = valid_i * max(0, 1 - 2|p_i - 1/2| - strength * |C_i| / B)``, where
+    ``r_i = v_i max(0, 1 - 2 |p_i - 1/2| - strength |C_i| / B)``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al.,
+    2025), §2.2, uncertainty, repetition penalty and format gate,
+    https://arxiv.org/abs/2508.05004.  Output ``[B]``: the dtype of
+    ``consistency``; detached (no gradient).
+
     ``|C_i|`` counts the proposals of the whole batch (valid or not) that share
-    proposal ``i``'s cluster id and ``B`` is the batch size.
+    proposal ``i``'s cluster id, and ``B`` is the batch size: invalid rows stay in
+    the denominator, only the reward is gated.  A row with an invalid score or
+    cluster id gives NaN; the other rows count it in ``B`` but in no cluster.
 
     Args:
       consistency: float ``[B]`` in ``[0, 1]``, the solver's self-consistency.
       clusters: integer ``[B]`` cluster ids; any integers (negative, sparse, 64-bit).
       valid: bool ``[B]``, the format gate.
-      strength: repetition-penalty weight ``>= 0`` (Python float or traced scalar).
+      strength: repetition-penalty weight ``>= 0`` (a number or a traced scalar).
       num_clusters: optional static int; when given, ids must be dense in
         ``[0, num_clusters)`` (as ``zero_text.bleu_clusters`` returns) and sizes are
         one bincount, ``O(B + num_clusters)``, instead of hashing rounds.
 
     Returns:
-      ``[B]`` in the dtype of ``consistency`` (half precision is computed in
-      float32 and rounded once); gradient-free.
+      ``[B]`` in the dtype of ``consistency`` (half precision computed in float32).
 
     >>> import jax.numpy as jnp, zero_jax
     >>> p = jnp.array([0.5, 0.5, 0.75, 1.0])
@@ -114,17 +105,28 @@ def challenger_rewards(
     [0.5, 0.5, 0.25, 0.0]
     """
     p, c, v = _c.arrays("challenger_rewards", consistency, clusters, valid)
-    h = _c.hypers("challenger_rewards", strength, num_clusters)
-    return h.call(_challenger, p, c, v)
+    h = _c.hypers("challenger_rewards", strength=strength, num_clusters=num_clusters)
+    return _challenger(p, c, v, **h)
 
 
-@_c.kernel("consensus", static_argnames=("num_answers", "method"))
-def _consensus(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
-    _c.label_range("num_answers", answers, num_answers)
-    _c.data_checks("consensus", answers=answers, num_answers=num_answers)
-    labels, top = vote(answers, num_answers, method)
-    consistency = exact_div(top.astype(_c.float_dtype()), answers.shape[-1])
-    return labels.astype(_c.int_dtype()), lax.stop_gradient(consistency)
+@_c.kernel("challenger_rewards")
+def _challenger(
+    p: jax.Array,
+    clusters: jax.Array,
+    valid: jax.Array,
+    strength: float | jax.Array,
+    num_clusters: int | None,
+) -> jax.Array:
+    bad = _c.invalid(
+        "challenger_rewards",
+        consistency=p, clusters=clusters, strength=strength, num_clusters=num_clusters,
+    )
+    dtype = _c.compute_dtype(p.dtype)  # counts and B never pass through float16
+    share = exact_div(sizes(clusters, num_clusters).astype(dtype), p.shape[-1])
+    reward = jnp.maximum(0, _triangle(p.astype(dtype)) - jnp.asarray(strength, dtype) * share)
+    reward = jnp.where(valid, reward, 0)
+    rows = _c.either(bad, "consistency", "clusters") | _c.hyper_rules(bad)
+    return lax.stop_gradient(_c.poison(reward, rows).astype(p.dtype))
 
 
 def consensus(
@@ -132,10 +134,17 @@ def consensus(
 ) -> tuple[jax.Array, jax.Array]:
     """Majority-vote pseudo-label and self-consistency of each question's K answers.
 
-    ``y_i = argmax_c n_ic`` (ties: smallest id), ``p_i = max_c n_ic / K``, where
-    ``n_ic`` counts the K answers of row ``i`` equal to ``c``.  All K answers
-    count.  With ids assigned in order of first appearance (as
-    ``zero_text.group_answers`` does) the smallest-id tie is the first-seen tie.
+    ``y_i = argmax_c n_ic (smallest id on ties), p_i = max_c n_ic / K``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al.,
+    2025), §2.3, majority-vote pseudo-labels, https://arxiv.org/abs/2508.05004.
+    Output ``([B], [B])``: int64 labels, float64 shares (int32 / float32 in JAX
+    with x64 off); detached (no gradient).
+
+    ``n_ic`` counts the K answers of row ``i`` equal to ``c``; all K answers count.
+    With ids assigned in order of first appearance (as ``zero_text.group_answers``
+    does) the smallest-id tie is the first-seen tie.  A row holding an id outside
+    ``[0, num_answers)`` gives label -1 and share NaN, whatever the method.
 
     Args:
       answers: integer ``[B, K]`` answer ids in ``[0, num_answers)``.
@@ -145,9 +154,8 @@ def consensus(
         ``num_answers``).  ``"auto"`` counts only when ``num_answers < K``.
 
     Returns:
-      ``(labels, consistency)``: int64 ``[B]`` and float64 ``[B]`` (int32 / float32
-      when x64 is disabled; a ``num_answers`` whose labels int32 cannot hold is
-      then a ``ValueError``); gradient-free.
+      ``(labels, consistency)``; with x64 off, a ``num_answers`` whose labels int32
+      cannot hold is a ``ValueError``.
 
     >>> import jax.numpy as jnp, zero_jax
     >>> labels, p = zero_jax.consensus(jnp.array([[2, 1, 1, 0]]), 3)
@@ -155,23 +163,39 @@ def consensus(
     ([1], [0.5])
     """
     (a,) = _c.arrays("consensus", answers)
-    h = _c.hypers("consensus", num_answers, method)
-    return h.call(_consensus, a)
+    h = _c.hypers("consensus", num_answers=num_answers, method=method)
+    return _consensus(a, **h)
 
 
-@_c.kernel("curriculum_mask")
-def _band(p: jax.Array, low: float | jax.Array, high: float | jax.Array) -> jax.Array:
-    _c.data_checks("curriculum_mask", consistency=p, low=low, high=high)
-    return (p >= jnp.asarray(low, p.dtype)) & (p <= jnp.asarray(high, p.dtype))
+@_c.kernel("consensus")
+def _consensus(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.Array, jax.Array]:
+    _c.label_range(answers, num_answers)
+    bad = _c.invalid("consensus", answers=answers, num_answers=num_answers)
+    labels, top = vote(answers, num_answers, method)
+    consistency = exact_div(top.astype(_c.float_dtype()), answers.shape[-1])
+    rows = jnp.any(bad["answers"], axis=-1)
+    return (
+        _c.poison(labels.astype(_c.int_dtype()), rows),
+        lax.stop_gradient(_c.poison(consistency, rows)),
+    )
 
 
 def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> jax.Array:
-    """Informative band: keep questions with ``low <= p_i <= high`` (both ends kept).
+    """Informative band: keep the questions whose vote share lies in [low, high].
+
+    ``keep_i = low <= p_i <= high``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al.,
+    2025), §2.4, informative band, https://arxiv.org/abs/2508.05004.  Output
+    ``[B]``: bool; detached (no gradient).
+
+    Both edges are kept.  An invalid score (outside [0, 1], NaN) is never kept, and
+    traced edges out of range or out of order keep nothing.
 
     Args:
       consistency: float ``[B]`` in ``[0, 1]``.
-      low, high: band edges with ``0 <= low <= high <= 1`` (floats or traced scalars),
-        compared in the dtype of ``consistency``.
+      low, high: band edges with ``0 <= low <= high <= 1`` (numbers or traced
+        scalars), compared in the dtype of ``consistency``.
 
     Returns:
       bool ``[B]``.
@@ -181,28 +205,38 @@ def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> 
     [False, True, True, True, False]
     """
     (p,) = _c.arrays("curriculum_mask", consistency)
-    h = _c.hypers("curriculum_mask", low, high)
-    return h.call(_band, p)
+    h = _c.hypers("curriculum_mask", low=low, high=high)
+    return _band(p, **h)
 
 
-@_c.kernel("pseudo_rewards")
-def _pseudo(answers: jax.Array, labels: jax.Array) -> jax.Array:
-    return ids_equal(answers, labels[..., None]).astype(_c.float_dtype())
+@_c.kernel("curriculum_mask")
+def _band(p: jax.Array, low: float | jax.Array, high: float | jax.Array) -> jax.Array:
+    bad = _c.invalid("curriculum_mask", consistency=p, low=low, high=high)
+    keep = (p >= jnp.asarray(low, p.dtype)) & (p <= jnp.asarray(high, p.dtype))
+    return keep & ~(bad["consistency"] | _c.hyper_rules(bad))
 
 
 def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:
     """Agreement of fresh answers with frozen pseudo-labels.
 
-    ``r_ij = 1[a_ij == y_i]``, compared exactly whatever the two integer dtypes.
-    ``labels`` must come from an earlier vote; the fresh answers are never
-    re-voted (that would move the training target).
+    ``r_ij = 1[a_ij = y_i]``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al.,
+    2025), §2.3, solver reward against frozen pseudo-labels,
+    https://arxiv.org/abs/2508.05004.  Output ``[B, K]``: float64 (float32 in JAX
+    with x64 off); detached (no gradient).
+
+    Compared exactly whatever the two integer dtypes.  ``labels`` come from an
+    earlier vote; the fresh answers are never re-voted (that would move the
+    training target).  Any integers are valid ids (a label of -1 matches nothing
+    but an answer of -1).
 
     Args:
       answers: integer ``[B, K]`` fresh answer ids.
       labels: integer ``[B]`` frozen labels.
 
     Returns:
-      float64 ``[B, K]`` (float32 when x64 is disabled).
+      ``[B, K]`` of 0.0 / 1.0.
 
     >>> import jax.numpy as jnp, zero_jax
     >>> zero_jax.pseudo_rewards(jnp.array([[3, 1, 3]]), jnp.array([3])).tolist()
@@ -210,3 +244,8 @@ def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:
     """
     a, y = _c.arrays("pseudo_rewards", answers, labels)
     return _pseudo(a, y)
+
+
+@_c.kernel("pseudo_rewards")
+def _pseudo(answers: jax.Array, labels: jax.Array) -> jax.Array:
+    return ids_equal(answers, labels[..., None]).astype(_c.float_dtype())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
 import torch
 
 from zero_contracts import Contract
@@ -64,12 +65,15 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[torch.Tensor, ...]:
 
 
 def _number(name: str, x: Any) -> float:
-    """The value of a real hyper-parameter (Python number or 0-d tensor)."""
+    """The value of a real hyper-parameter: a Python or NumPy number, a 0-d NumPy
+    array or a 0-d tensor."""
     if isinstance(x, torch.Tensor):
         if x.ndim != 0 or x.dtype == torch.bool or x.dtype.is_complex:
             raise TypeError(msg.NOT_SCALAR_TENSOR.format(name=name, got=tuple(x.shape)))
         return float(x)
-    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+    if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iuf":
+        return float(x)
+    if isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)):
         return float(x)
     raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
 

@@ -30,18 +30,25 @@ def group_advantages(
     eps: float = 1e-6,
     singleton: str = "zero",
 ) -> torch.Tensor:
-    """``(r - mean_g) / (std + eps)`` (group or batch std) or ``r - mean_g`` (none).
+    """GRPO advantages of groups of rewards, never NaN on valid data.
+
+    ``A_gi = (r_gi - mean_g) / (std + eps), or r_gi - mean_g``
+
+    DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language Models (Zhihong
+    Shao et al., 2024), §4.1.2, outcome supervision (group-normalised advantages),
+    https://arxiv.org/abs/2402.03300.  Output ``[G, N]``: the dtype of ``rewards``; detached (no
+    gradient).
 
     Masked entries get 0 and are left out of every mean and std; groups whose kept
     rewards are all equal get exactly 0; a single-sample group gets 0, or
     ``r / (1 + eps)`` with ``singleton="raw"`` (verl); with group scaling a group
     of at most ``ddof`` samples gets 0.  Non-finite kept rewards raise ValueError.
-    Detached, dtype of ``rewards`` (half precision computed in float32).
+    Half precision is computed in float32.
 
     >>> import torch, zero_torch
     >>> r = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
-    >>> zero_torch.group_advantages(r, eps=0.0).tolist()
-    [[0.7071067811865476, -0.7071067811865476], [0.0, 0.0]]
+    >>> [[round(x, 6) for x in row] for row in zero_torch.group_advantages(r, eps=0.0).tolist()]
+    [[0.707107, -0.707107], [0.0, 0.0]]
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
     h = _c.hypers("group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton)

@@ -14,7 +14,14 @@ __all__ = ["hint_delta", "proposer_rewards"]
 def hint_delta(
     base_logp: torch.Tensor, hinted_logp: torch.Tensor, mask: torch.Tensor
 ) -> torch.Tensor:
-    """``sum_t m_t (base_t - hinted_t) / max(1, sum_t m_t)`` per row of ``[B, T]``.
+    """Mean per-token log-probability shift of a response when a hint is added.
+
+    ``delta_i = sum_t m_it (log p_it - log p^h_it) / max(1, sum_t m_it)``
+
+    G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et al., 2026),
+    §3.1, Eq. 3 (Hint-delta), https://arxiv.org/abs/2605.09959.  Output ``[B]``: the promoted
+    dtype of ``base_logp`` and ``hinted_logp``; differentiable in ``base_logp``,
+    ``hinted_logp``.
 
     Differentiable in both log-prob tensors (masked positions get zero gradient);
     an all-masked row (or ``T = 0``) returns 0.  Output dtype: promoted dtype of
@@ -38,7 +45,13 @@ def proposer_rewards(
     cluster_share: torch.Tensor,
     valid: torch.Tensor,
 ) -> torch.Tensor:
-    """``delta - 0.03 max(L - 200, 0) / 100 - s`` if valid, else ``-1 - s``; detached.
+    """G-Zero proposer reward: hint-delta minus length and repetition penalties.
+
+    ``r_i = delta_i - 0.03 max(L_i - 200, 0) / 100 - s_i if valid, else -1 - s_i``
+
+    G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et al., 2026),
+    §3.2, Eq. 5 (proposer reward), https://arxiv.org/abs/2605.09959.  Output ``[B]``: the
+    promoted dtype of ``delta`` and ``cluster_share``; detached (no gradient).
 
     Delta and length of an invalid proposal are ignored (they may be anything);
     the cluster share ``s`` always counts.  Output dtype: promoted dtype of

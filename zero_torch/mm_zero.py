@@ -19,7 +19,14 @@ def coder_rewards(
     consistency: torch.Tensor,
     syntax_error: torch.Tensor,
 ) -> torch.Tensor:
-    """``1_e [1 + s + min(c, 1 - c)] - 0.1 * 1_{not e} - 0.05 * 1_syntax``, detached.
+    """MM-Zero coder reward: execution and visual feedback minus error penalties.
+
+    ``r_i = 1_e [1 + s_i + min(c_i, 1 - c_i)] - 0.1 1_not_e - 0.05 1_syntax``
+
+    MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data (Zongxia Li et al.,
+    2026), §2.5, Eqs. 7 and 11-12 (execution and visual feedback),
+    https://arxiv.org/abs/2603.09206.  Output ``[B]``: the promoted dtype of ``easy_accuracy``
+    and ``consistency``; detached (no gradient).
 
     Visual scores of unexecuted rows are ignored (may be NaN); no cap on ``s``;
     both error penalties can add up.  Output dtype: promoted dtype of the floats.
@@ -50,7 +57,13 @@ def solver_rewards(
     *,
     method: str = "auto",
 ) -> torch.Tensor:
-    """float64 ``[B, K]``: ``alpha * 1[a == majority] + (1 - alpha) * format_valid``.
+    """MM-Zero solver reward: agreement with the silver majority plus a format bonus.
+
+    ``r_ij = alpha 1[a_ij = y_i] + (1 - alpha) v_ij``
+
+    MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data (Zongxia Li et al.,
+    2026), §2.6, Eqs. 13-14 (silver-answer reward), https://arxiv.org/abs/2603.09206.  Output
+    ``[B, K]``: float64 (float32 in JAX with x64 off); detached (no gradient).
 
     The majority counts all K answers of the row, ties to the smallest id; format
     is an additive bonus, not a gate.  ``1 - alpha`` is taken in decimal, as the

@@ -45,7 +45,14 @@ def vote(
 def majority_vote(
     answers: torch.Tensor, num_answers: int, method: str = "auto"
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Majority id of each row of ``answers`` ``[B, K]`` (ties: smallest id) and its count.
+    """Majority answer of each row and its vote count.
+
+    ``y_i = argmax_c n_ic (smallest id on ties), n_i = max_c n_ic``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025), §2.3, the
+    vote behind consensus and solver rewards, https://arxiv.org/abs/2508.05004.  Output ``([B],
+    [B])``: labels in the dtype of ``answers``, int counts (int32 in JAX, int64 in torch);
+    detached (no gradient).
 
     Returns ``(labels [B] in the dtype of answers, counts [B] int64)``.
 
@@ -67,12 +74,6 @@ def sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
     """Cluster sizes of validated integer ids (any dtype), int64 ``[B]``."""
     ids = _c.as_int64(ids)
     if num_clusters is not None:
-        if num_clusters > MAX_TABLE:
-            raise ValueError(
-                msg.OUT_OF_RANGE.format(
-                    name="num_clusters", expected=f"<= {MAX_TABLE}", value=num_clusters
-                )
-            )
         return torch.bincount(ids, minlength=num_clusters)[ids]
     _, inverse, counts = torch.unique(ids, return_inverse=True, return_counts=True)
     return counts[inverse]  # type: ignore[no-any-return]  # torch.unique is untyped
@@ -80,7 +81,13 @@ def sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
 
 @torch.no_grad()
 def cluster_sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
-    """``sizes[i] = #{j : ids[j] == ids[i]}`` over the whole batch (int64 ``[B]``).
+    """How many entries of the batch share each entry's id.
+
+    ``|C_i| = #{j : c_j = c_i}``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025), §2.2,
+    |C_i| of the repetition penalty, https://arxiv.org/abs/2508.05004.  Output ``[B]``: int
+    counts (int32 in JAX, int64 in torch); detached (no gradient).
 
     >>> import torch, zero_torch
     >>> zero_torch.cluster_sizes(torch.tensor([7, -3, 7, 7])).tolist()
@@ -101,7 +108,13 @@ def mean_kept(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 def masked_mean(values: Any, mask: Any) -> torch.Tensor:
-    """Mean over the last axis where ``mask`` holds; 0 (with zero gradient) for empty rows.
+    """Mean over the last axis of the kept entries; 0 for empty rows.
+
+    ``mean_i = sum_t m_it x_it / max(1, sum_t m_it)``
+
+    G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et al., 2026),
+    §3.1, the token average of Hint-delta, https://arxiv.org/abs/2605.09959.  Output ``[...]``:
+    the dtype of ``values``; differentiable in ``values``.
 
     Float values keep their dtype; integer values give float64.
 

@@ -20,7 +20,13 @@ __all__ = [
 
 @torch.no_grad()
 def uncertainty_reward(consistency: torch.Tensor) -> torch.Tensor:
-    """``1 - 2|p - 1/2|`` of float ``[B]`` consistency in [0, 1]; same dtype, detached.
+    """Triangular uncertainty of a self-consistency score.
+
+    ``u_i = 1 - 2 |p_i - 1/2|``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025), §2.2,
+    uncertainty reward, https://arxiv.org/abs/2508.05004.  Output ``[B]``: the dtype of
+    ``consistency``; detached (no gradient).
 
     >>> import torch, zero_torch
     >>> zero_torch.uncertainty_reward(torch.tensor([0.5, 0.75, 1.0])).tolist()
@@ -41,7 +47,13 @@ def challenger_rewards(
     *,
     num_clusters: int | None = None,
 ) -> torch.Tensor:
-    """``valid * max(0, 1 - 2|p - 1/2| - strength * |C_i| / B)``, detached, dtype of p.
+    """R-Zero challenger reward: uncertainty minus a repetition penalty, format-gated.
+
+    ``r_i = v_i max(0, 1 - 2 |p_i - 1/2| - strength |C_i| / B)``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025), §2.2,
+    uncertainty, repetition penalty and format gate, https://arxiv.org/abs/2508.05004.  Output
+    ``[B]``: the dtype of ``consistency``; detached (no gradient).
 
     ``|C_i|`` counts every proposal of the batch with proposal i's cluster id,
     invalid ones included.  Ids are arbitrary integers of any dtype, or dense in
@@ -67,8 +79,13 @@ def challenger_rewards(
 def consensus(
     answers: torch.Tensor, num_answers: int, *, method: str = "auto"
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Majority label (long ``[B]``, smallest id wins ties) and its vote share
-    (float64 ``[B]``) over all K answers of each row of integer ``[B, K]`` ids.
+    """Majority-vote pseudo-label and self-consistency of each question's K answers.
+
+    ``y_i = argmax_c n_ic (smallest id on ties), p_i = max_c n_ic / K``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025), §2.3,
+    majority-vote pseudo-labels, https://arxiv.org/abs/2508.05004.  Output ``([B], [B])``: int64
+    labels, float64 shares (int32 / float32 in JAX with x64 off); detached (no gradient).
 
     >>> import torch, zero_torch
     >>> labels, p = zero_torch.consensus(torch.tensor([[2, 1, 1, 2, 0]]), 3)
@@ -86,7 +103,13 @@ def consensus(
 def curriculum_mask(
     consistency: torch.Tensor, low: float = 0.25, high: float = 0.75
 ) -> torch.Tensor:
-    """bool ``[B]``: ``low <= p <= high``, both boundaries kept (compared in p's dtype).
+    """Informative band: keep the questions whose vote share lies in [low, high].
+
+    ``keep_i = low <= p_i <= high``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025), §2.4,
+    informative band, https://arxiv.org/abs/2508.05004.  Output ``[B]``: bool; detached (no
+    gradient).
 
     >>> import torch, zero_torch
     >>> zero_torch.curriculum_mask(torch.tensor([0.2, 0.25, 0.5, 0.75, 0.8])).tolist()
@@ -102,8 +125,13 @@ def curriculum_mask(
 
 @torch.no_grad()
 def pseudo_rewards(answers: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """float64 ``[B, K]``: ``1[a_ij == y_i]`` against frozen labels ``[B]`` (no re-vote),
-    compared exactly whatever the two integer dtypes.
+    """Agreement of fresh answers with frozen pseudo-labels.
+
+    ``r_ij = 1[a_ij = y_i]``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025), §2.3,
+    solver reward against frozen pseudo-labels, https://arxiv.org/abs/2508.05004.  Output ``[B,
+    K]``: float64 (float32 in JAX with x64 off); detached (no gradient).
 
     >>> import torch, zero_torch
     >>> zero_torch.pseudo_rewards(torch.tensor([[3, 1, 3]]), torch.tensor([3])).tolist()

@@ -1,0 +1,79 @@
+"""One of the two ``jax.distributed`` processes of ``test_multiprocess.py``.
+
+``python -m parity_tests.multiprocess_child PORT PROCESS_ID OUT.npz``: 2 CPU devices in
+this process, gloo collectives, the coordinator on 127.0.0.1.  On a 4-device mesh
+spanning both processes (Auto and Explicit axes, x64 off and on) it runs every public
+function inside a user's ``jit`` on a global batch whose rows are split between the
+processes (``jax.make_array_from_process_local_data``), gathers each output
+(``multihost_utils.process_allgather``) and, in process 0, writes them to OUT.npz; it
+also runs every call-path reproducer on the same meshes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import jax
+import numpy as np
+
+
+def main() -> None:
+    port, process_id, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    jax.config.update("jax_num_cpu_devices", 2)
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    address = f"127.0.0.1:{port}"
+    jax.distributed.initialize(
+        coordinator_address=address, coordinator_bind_address=address, num_processes=2,
+        process_id=process_id, initialization_timeout=60,
+    )
+    from jax.experimental import multihost_utils
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec
+
+    import zero_jax
+    from parity_tests import reproducers
+    from parity_tests.multiprocess_cases import CASES, inputs
+
+    assert jax.device_count() == 4 and jax.local_device_count() == 2, jax.devices()
+    start = time.perf_counter()
+    results: dict[str, np.ndarray] = {}
+    for x64 in (False, True):
+        for kind in (AxisType.Auto, AxisType.Explicit):
+            mesh = jax.make_mesh((4,), ("batch",), axis_types=(kind,))
+            outputs: dict[str, jax.Array] = {}
+            with jax.enable_x64(x64):
+                for key in CASES:
+                    name, arrays, hypers, traced = inputs(key)
+                    names = list(arrays)
+                    sharded = []
+                    for a in arrays.values():
+                        half = a.shape[0] // 2  # this process's rows of the global batch
+                        local = a[process_id * half:(process_id + 1) * half]
+                        sharding = NamedSharding(mesh, PartitionSpec("batch"))
+                        sharded.append(
+                            jax.make_array_from_process_local_data(sharding, local, a.shape)
+                        )
+                    static = {k: v for k, v in hypers.items() if k not in traced}
+
+                    def step(*xs, name=name, names=names, static=static, traced=traced):
+                        got = dict(zip(names + sorted(traced), xs, strict=True))
+                        kw = {**static, **{h: got.pop(h) for h in sorted(traced)}}
+                        return getattr(zero_jax, name)(*got.values(), **kw)
+
+                    scalars = [np.asarray(hypers[h]) for h in sorted(traced)]
+                    with jax.set_mesh(mesh):
+                        outs = jax.jit(step)(*sharded, *scalars)
+                    outs = outs if isinstance(outs, tuple) else (outs,)
+                    for i, o in enumerate(outs):
+                        outputs[f"{key}|x64={x64}|{kind.name}|{i}"] = o
+                gathered = multihost_utils.process_allgather(outputs, tiled=True)  # one gather
+            results.update({k: np.asarray(v) for k, v in gathered.items()})
+            reproducers.run_all(("mesh",), x64, mesh)
+    if process_id == 0:
+        np.savez(out, **results)
+    multihost_utils.sync_global_devices("done")
+    print("multiprocess-ok", len(results), f"{time.perf_counter() - start:.1f}s")
+
+
+if __name__ == "__main__":
+    main()

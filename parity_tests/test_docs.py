@@ -1,0 +1,57 @@
+"""The contract table is the source of the docs: every public docstring of both twins
+starts with the contract's header (summary, equation, paper, output dtype rule,
+detached or differentiable), and the README's function table is the one rendered
+from the contracts (``python -m zero_contracts.docs`` prints both)."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+import zero_jax
+from zero_contracts import CONTRACTS, OUTPUT_RULES, PAPERS
+from zero_contracts.docs import docstring_header, function_table, normalized
+
+torch = pytest.importorskip("torch", reason="the torch twin's docstrings are checked too")
+import zero_torch  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])
+@pytest.mark.parametrize("name", list(CONTRACTS))
+def test_docstring_starts_with_the_contract_header(package, name):
+    doc = inspect.getdoc(getattr(package, name)) or ""
+    header = docstring_header(name)
+    assert doc.splitlines()[0] == CONTRACTS[name].summary, f"{package.__name__}.{name}"
+    assert normalized(doc).startswith(normalized(header)), (
+        f"{package.__name__}.{name}: the docstring must start with\n{header}"
+    )
+
+
+def test_readme_function_table_is_rendered_from_the_contracts():
+    readme = (ROOT / "README.md").read_text()
+    assert function_table() in readme, "README's table differs: python -m zero_contracts.docs"
+
+
+def test_every_contract_field_is_consistent():
+    for spec in CONTRACTS.values():
+        assert spec.paper in PAPERS
+        rule = spec.output.partition(":")[0]
+        assert rule in OUTPUT_RULES, spec.name
+        names = {a.name for a in spec.args}
+        if ":" in spec.output:
+            assert set(spec.output.partition(":")[2].split(",")) <= names, spec.name
+        assert spec.detached == (not spec.differentiable_in), spec.name
+        assert set(spec.differentiable_in) <= {a.name for a in spec.args if a.kind in
+                                                ("float", "real")}, spec.name
+        reals = {h.name for h in spec.hypers if h.kind == "real"}
+        for order in spec.constraints:
+            assert {order.low, order.high} <= reals, spec.name
+        for arg in spec.args:
+            if arg.where:
+                assert spec.arg(arg.where).kind == "bool", (spec.name, arg.name)
+            if arg.value == "ids":
+                assert arg.bound in {h.name for h in spec.hypers}, (spec.name, arg.name)

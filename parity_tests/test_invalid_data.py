@@ -1,0 +1,292 @@
+"""The invalid-data axis of the matrix: every function x every data rule of its
+contract x x64 on / off x voting method x eager / jit / vmap.
+
+Valid inputs from the matrix builders are broken in a few entries (some where the
+rule's gate holds, some where it does not and nothing may change).  Then:
+
+* the plain zero_jax path poisons exactly what the NumPy oracle (``cases``, written
+  from the contract's rule) poisons: NaN / -1 rows, valid rows exact;
+* ``zero_jax.checked`` around the same call raises ``ValueError`` with the message
+  zero_torch raises for the same data;
+* a real hyper-parameter out of range raises eagerly in both twins when it is a
+  Python value, and poisons (plain) or raises the torch message (checked) when it is
+  traced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import zlib
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+import zero_jax
+from zero_contracts import CONTRACTS, Contract
+
+from . import cases
+from .tester import (
+    BUILDERS,
+    as_tuple,
+    call,
+    compare,
+    expected_jax_dtypes,
+    expected_values,
+    run_torch,
+    tolerance_scale,
+)
+
+torch = pytest.importorskip("torch", reason="checked must raise the torch twin's message")
+import zero_torch  # noqa: E402
+
+B = 16
+TRANSFORMS = ("eager", "jit", "vmap")
+
+
+def rules(spec: Contract) -> list[tuple[str, str]]:
+    """Every data rule of a contract: ``("arg", name)``, ``("hyper", name)``, ``("order", low)``."""
+    out = [("arg", a.name) for a in spec.args if a.value is not None]
+    out += [("hyper", h.name) for h in spec.hypers if h.kind == "real"]
+    out += [("order", o.low) for o in spec.constraints]
+    return out
+
+
+def _methods(spec: Contract) -> tuple[str, ...]:
+    return cases.METHODS if any(h.name == "method" for h in spec.hypers) else ("auto",)
+
+
+CASES = [
+    (name, kind, target, x64, method, transform)
+    for name, spec in CONTRACTS.items()
+    for kind, target in rules(spec)
+    for x64 in (True, False)
+    for method in _methods(spec)
+    for transform in TRANSFORMS
+]
+
+
+def _ids(case: tuple[Any, ...]) -> str:
+    name, kind, target, x64, method, transform = case
+    return f"{name}-{kind}:{target}-x64={'on' if x64 else 'off'}-{method}-{transform}"
+
+
+# ------------------------------------------------------------------- breaking data
+
+
+def _config(spec: Contract, kind: str, target: str, x64: bool, method: str, seed: int):
+    rnd = random.Random(seed)
+    signed = ("int8", "int16", "int32") + (("int64",) if x64 else ())
+    id_dtype = rnd.choice(signed + ("uint8", "uint32"))
+    if kind == "arg" and spec.arg(target).value == "nonneg":
+        id_dtype = rnd.choice(signed)  # a negative length needs a signed dtype
+    float_dtype = rnd.choice(cases.FLOAT_DTYPES if x64 else cases.FLOAT_DTYPES[:3])
+    # "dense" ids give the bounded rules (num_answers = 3, num_clusters = 6)
+    return cases.Config(x64=x64, batch=B, id_dtype=id_dtype, pattern="dense",
+                        float_dtype=float_dtype, method=method, seed=seed)
+
+
+def _bad_values(arg, x: np.ndarray, hypers: dict) -> list[Any]:
+    if arg.value == "unit":
+        return [1.5, -0.1, np.nan, np.inf]
+    if arg.value == "finite":
+        return [np.inf, -np.inf, np.nan]
+    if arg.value == "nonneg":
+        return [-1, -7]
+    bound = hypers[arg.bound]
+    info = np.iinfo(x.dtype)
+    out = [v for v in (bound, bound + 3, int(info.max)) if bound <= v <= info.max]
+    if info.min < 0:
+        out += [-1, int(info.min)]
+    return out
+
+
+def break_inputs(spec: Contract, kind: str, target: str, arrays: dict, hypers: dict,
+                 rng: np.random.Generator) -> tuple[dict, dict]:
+    arrays, hypers = dict(arrays), dict(hypers)
+    if kind == "hyper":
+        h = spec.hyper(target)
+        choices = [np.nan] + ([h.lo - 0.5] if h.lo is not None else [])
+        choices += [h.hi + 0.5] if h.hi is not None else []
+        hypers[target] = float(rng.choice(choices))
+        return arrays, hypers
+    if kind == "order":
+        order = next(o for o in spec.constraints if o.low == target)
+        hypers[order.low], hypers[order.high] = 0.8, 0.2
+        return arrays, hypers
+    arg = spec.arg(target)
+    x = arrays[target].copy()
+    values = _bad_values(arg, x, hypers)
+    gate = (np.asarray(arrays[arg.where]) if arg.where else np.ones(x.shape, bool)).ravel()
+    flat = x.reshape(-1)
+    on = np.flatnonzero(gate)
+    off = np.flatnonzero(~gate)
+    picks = list(rng.choice(on, size=min(len(on), 3), replace=False)) if len(on) else []
+    picks += list(rng.choice(off, size=min(len(off), 2), replace=False)) if len(off) else []
+    for i in picks:
+        v = values[int(rng.integers(len(values)))]
+        flat[i] = np.asarray(v).astype(np.float64).astype(x.dtype) if x.dtype.kind in "fV" \
+            else np.asarray(v).astype(x.dtype)
+    arrays[target] = flat.reshape(x.shape)
+    return arrays, hypers
+
+
+def inputs(name: str, kind: str, target: str, x64: bool, method: str) -> tuple[dict, dict]:
+    """Valid inputs of a matrix builder with some entries broken (seeded by the case)."""
+    spec = CONTRACTS[name]
+    base = zlib.crc32(f"{name}-{kind}-{target}-{x64}-{method}".encode())
+    for seed in range(base, base + 50):  # a draw whose broken argument has entries
+        cfg = _config(spec, kind, target, x64, method, seed)
+        rng = np.random.default_rng(seed)
+        arrays, hypers = BUILDERS[name](rng, cfg)
+        if kind == "arg":
+            arg = spec.arg(target)
+            gate = arrays[arg.where] if arg.where else np.ones(1, bool)
+            if arrays[target].size == 0 or not np.any(gate):
+                continue
+        if name == "group_advantages" and kind == "arg":
+            hypers["scale"] = str(rng.choice(["group", "batch", "none"]))
+        return break_inputs(spec, kind, target, arrays, hypers, rng)
+    raise AssertionError(f"no usable draw for {name} {target}")
+
+
+# ---------------------------------------------------------------------- running
+
+
+def run_jax(spec: Contract, arrays: dict, hypers: dict, transform: str, traced: set[str]):
+    """The public call on ``arrays`` (NumPy) with the hyper-parameters in ``traced``
+    passed as arguments of the user's jitted / vmapped function (so they are traced)."""
+    names = [a.name for a in spec.args]
+    if transform == "eager":
+        return lambda: call(zero_jax, spec, arrays, hypers)
+    device = {k: jnp.asarray(v) for k, v in arrays.items() if v is not None}
+    present = [n for n in names if n in device]
+    hyper_names = sorted(traced)
+
+    def fn(*xs):
+        got = dict(zip(present + hyper_names, xs, strict=True))
+        hs = {**hypers, **{h: got[h] for h in hyper_names}}
+        return call(zero_jax, spec, {n: got.get(n) for n in names}, hs)
+
+    values = [device[n] for n in present] + [jnp.asarray(hypers[h]) for h in hyper_names]
+    if transform == "jit":
+        return lambda: jax.jit(fn)(*values)
+    return lambda: jax.vmap(fn)(*(jnp.stack([v, v]) for v in values))
+
+
+def torch_message(name: str, arrays: dict, hypers: dict) -> str:
+    with pytest.raises(ValueError) as err:
+        run_torch(zero_torch, CONTRACTS[name], arrays, hypers)
+    return str(err.value)
+
+
+@pytest.mark.parametrize(("name", "kind", "target", "x64", "method", "transform"), CASES,
+                         ids=[_ids(c) for c in CASES])
+def test_invalid_data_poisons_the_plain_path_and_raises_under_checked(
+    name, kind, target, x64, method, transform
+):
+    spec = CONTRACTS[name]
+    arrays, hypers = inputs(name, kind, target, x64, method)
+    message = torch_message(name, arrays, hypers)
+    traced = {target} if kind == "hyper" else set()
+    if kind == "order":
+        order = next(o for o in spec.constraints if o.low == target)
+        traced = {order.low, order.high}
+    with jax.enable_x64(x64):
+        if traced and transform == "eager":  # a Python value: both twins raise at once
+            with pytest.raises(ValueError) as err:
+                call(zero_jax, spec, arrays, hypers)
+            assert str(err.value) == message
+            return
+        run = run_jax(spec, arrays, hypers, transform, traced)
+        got = [np.asarray(o) for o in as_tuple(run())]
+        if transform == "vmap":  # the two stacked copies agree, poison included
+            for o in got:
+                np.testing.assert_array_equal(o[0], o[1])
+            got = [o[0] for o in got]
+        dtypes = expected_jax_dtypes(spec, arrays, x64)
+        with pytest.raises(ValueError) as err:
+            jax.block_until_ready(zero_jax.checked(run)())
+        assert str(err.value) == message
+    want = expected_values(spec, arrays, hypers)
+    assert any(_poisoned(w) for w in want), "the broken entries must poison a row"
+    where = f"zero_jax.{name}[{kind}:{target}, {transform}]"
+    for i, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
+        compare(g, w, dt, f"{where} output {i}", tolerance_scale(spec, arrays))
+
+
+def _poisoned(w: np.ndarray) -> bool:
+    if w.dtype == object or w.dtype.kind in "iu":
+        return bool(np.any(np.asarray(w.astype(object) == -1, bool))) or bool(
+            w.dtype.kind == "u" and np.any(w == np.iinfo(w.dtype).max)
+        )
+    if w.dtype == bool:
+        return True  # a bool output keeps no invalid entry (checked against the oracle)
+    return bool(np.isnan(w.astype(np.float64)).any())
+
+
+# ------------------------------------------------------- placements of checked
+
+
+def test_checked_inside_a_jitted_step_reports_where_to_put_it():
+    """Inside jax.jit the failed check stops the call with JAX's runtime error, whose
+    text carries the torch message and says where to put ``checked`` instead."""
+    p = jnp.array([0.5, 1.5])
+    step = jax.jit(lambda p: zero_jax.checked(zero_jax.uncertainty_reward)(p) * 2)
+    np.testing.assert_array_equal(step(jnp.array([0.5, 1.0])), [2.0, 0.0])
+    with pytest.raises(Exception, match=r"consistency must lie in \[0, 1\].*around jax.jit"):
+        jax.block_until_ready(step(p))
+
+
+@pytest.mark.parametrize("placement", ["vmap_inside", "grad_inside", "nested", "checked_jit",
+                                       "checked_vmap", "checked_scan", "scan_inside"])
+def test_checked_in_every_placement_gives_plain_results_and_raises(placement):
+    p_ok = jnp.array([[0.5, 0.75], [0.25, 1.0]])
+    p_bad = p_ok.at[1, 1].set(1.5)
+    ch = zero_jax.checked
+
+    def reward(p):
+        return zero_jax.challenger_rewards(p, jnp.array([0, 1]), p > 0, 0.5)
+
+    runs = {
+        "vmap_inside": lambda p: jax.vmap(ch(reward))(p),
+        "grad_inside": lambda p: jax.grad(lambda q: ch(zero_jax.hint_delta)(
+            -q, q, q > 0).sum())(p),
+        "nested": ch(lambda p: jnp.stack([ch(reward)(p[0]), ch(ch(reward))(p[1])])),
+        "checked_jit": ch(jax.jit(jax.vmap(reward))),
+        "checked_vmap": ch(jax.vmap(reward)),
+        "checked_scan": ch(lambda p: jax.lax.scan(lambda c, x: (c, reward(x)), 0.0, p)[1]),
+        "scan_inside": lambda p: jax.lax.scan(lambda c, x: (c, ch(reward)(x)), 0.0, p)[1],
+    }
+    plain = {
+        "grad_inside": lambda p: jax.grad(lambda q: zero_jax.hint_delta(-q, q, q > 0).sum())(p),
+    }.get(placement, lambda p: jax.vmap(reward)(p))
+    run = runs[placement]
+    np.testing.assert_array_equal(run(p_ok), plain(p_ok))
+    bad = p_bad if placement != "grad_inside" else p_ok.at[0, 0].set(jnp.inf)
+    message = "consistency must lie in [0, 1]" if placement != "grad_inside" else (
+        "base_logp must be finite")
+    with pytest.raises(Exception) as err:
+        jax.block_until_ready(run(bad))
+    assert message in str(err.value)
+    if placement != "scan_inside":  # outside a staged trace: the ValueError itself
+        assert err.type is ValueError and str(err.value) == message
+
+
+def test_bfloat16_breaks_are_visible():
+    """bfloat16 inputs poison like the others (their NaN survives the float32 compute)."""
+    p = np.array([0.5, 2.0], ml_dtypes.bfloat16)
+    out = np.asarray(zero_jax.uncertainty_reward(p)).astype(np.float32)
+    assert out[0] == 1.0 and np.isnan(out[1])
+
+
+def test_the_case_list_covers_every_rule_of_every_contract():
+    seen = {(c[0], c[1], c[2]) for c in CASES}
+    for name, spec in CONTRACTS.items():
+        for kind, target in rules(spec):
+            assert (name, kind, target) in seen
+    assert dataclasses.is_dataclass(cases.Config)

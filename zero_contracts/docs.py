@@ -1,0 +1,102 @@
+"""Documentation rendered from the contract table.
+
+:func:`docstring_header` is the block every public docstring of both twins starts
+with (summary, equation, paper, output); :func:`function_table` is the README's
+table of functions.  ``parity_tests/test_docs.py`` holds the docstrings and the
+README to them, so the contract is the one source of what the docs promise.
+Run ``python -m zero_contracts.docs`` to print both.
+"""
+
+from __future__ import annotations
+
+from zero_contracts.spec import CONTRACTS, OUTPUT_RULES, PAPERS, Contract
+
+__all__ = [
+    "docstring_header",
+    "function_table",
+    "gradient_text",
+    "normalized",
+    "output_text",
+    "signature_text",
+]
+
+
+def output_text(spec: Contract) -> str:
+    """The output's dtype rule in words (``OUTPUT_RULES``)."""
+    rule, _, names = spec.output.partition(":")
+    return OUTPUT_RULES[rule].format(*names.split(",")) if names else OUTPUT_RULES[rule]
+
+
+def gradient_text(spec: Contract) -> str:
+    """``detached`` or which arguments the output is differentiable in."""
+    if spec.detached:
+        return "detached (no gradient)"
+    return "differentiable in " + ", ".join(f"``{n}``" for n in spec.differentiable_in)
+
+
+def docstring_header(name: str) -> str:
+    """The block ``name``'s docstring starts with in both twins.
+
+    Its first line is the summary; the rest may be wrapped anywhere (the tests
+    compare with runs of whitespace collapsed).
+    """
+    spec = CONTRACTS[name]
+    paper = PAPERS[spec.paper]
+    return "\n".join(
+        [
+            spec.summary,
+            "",
+            f"``{spec.equation}``",
+            "",
+            f"{paper.title} ({paper.authors}, {paper.year}), {spec.where_in_paper},",
+            f"{paper.url}.  Output ``{spec.returns}``: {output_text(spec)}; "
+            f"{gradient_text(spec)}.",
+        ]
+    )
+
+
+def normalized(text: str) -> str:
+    """``text`` with every run of whitespace made one space (for comparisons)."""
+    return " ".join(text.split())
+
+
+def _default(value: object) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def signature_text(spec: Contract) -> str:
+    """``name(args, hyper=default, *, keyword=default)`` as the twins define it."""
+    parts = [a.name + ("=None" if a.optional else "") for a in spec.args]
+    star = False
+    for h in spec.hypers:
+        if h.keyword_only and not star:
+            parts.append("*")
+            star = True
+        required = h.kind == "count" and not h.optional
+        parts.append(h.name if required else f"{h.name}={_default(h.default)}")
+    return f"{spec.name}({', '.join(parts)})"
+
+
+def function_table() -> str:
+    """The README's table of every public function (Markdown)."""
+    rows = [
+        "| function | paper | equation | output |",
+        "| --- | --- | --- | --- |",
+    ]
+    for spec in CONTRACTS.values():
+        paper = PAPERS[spec.paper]
+        where = spec.where_in_paper.split(",")[0]
+        equation = spec.equation.replace("|", "\\|")
+        grad = "" if spec.detached else ", differentiable"
+        output = output_text(spec).replace("``", "`")
+        rows.append(
+            f"| `{signature_text(spec)}` | [{paper.short} {where}]({paper.url}) "
+            f"| `{equation}` | `{spec.returns}` {output}{grad} |"
+        )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # pragma: no cover - a developer's helper
+    print(function_table())
+    for contract_name in CONTRACTS:
+        print(f"\n--- {contract_name}\n{docstring_header(contract_name)}")
