@@ -29,6 +29,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import grpo_cli  # noqa: E402  (examples/grpo_cli.py, beside this script)
+
+if __name__ == "__main__":  # the extras (and --help) are checked before the imports below
+    grpo_cli.require("trl", __doc__)
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from datasets import Dataset  # noqa: E402

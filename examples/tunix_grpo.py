@@ -29,6 +29,10 @@ from typing import Any
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import grpo_cli  # noqa: E402  (examples/grpo_cli.py, beside this script)
+
+if __name__ == "__main__":  # the extras (and --help) are checked before the imports below
+    grpo_cli.require("tunix", __doc__)
+
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 import optax  # noqa: E402

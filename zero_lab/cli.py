@@ -148,6 +148,20 @@ def main(
     """
     args = _parser(default_backend).parse_args(argv)
     run = runner if runner is not None and args.backend == default_backend else None
+    # The extras this command needs, checked before any is imported: one line, no traceback.
+    import importlib.util
+
+    needs = {} if run else {"jax": {"optax": "lab"}, "torch": {"torch": "torch"}}[args.backend]
+    if args.plot:
+        needs = {**needs, "matplotlib": "lab"}
+    missing = {m: x for m, x in needs.items() if importlib.util.find_spec(m) is None}
+    if missing:
+        extras = ",".join(sorted(set(missing.values())))
+        pin = "-c constraints.txt " if "torch" in missing.values() else ""  # the CPU build
+        raise SystemExit(
+            f"zero-lab needs {', '.join(missing)} (the [{extras}] extra{'s' * (',' in extras)}): "
+            f'run pip install {pin}".[{extras}]" in the zero-rewards checkout'
+        )
     run = run or load_runner(args.backend)
     names = args.lab or list(LABS)
     results = [run(name) for name in names]

@@ -244,77 +244,113 @@ def write_json(result: dict, path: str, prov: dict[str, Any] | None = None) -> N
 
 def plot(result: dict, path: str) -> None:
     """Headline: per-seed paired differences.  Then, per arm and round: greedy accuracy
-    on both sets, kept-label accuracy, the majority-vs-greedy gap; and the calibration
-    of the first arm (label accuracy against calibrated reliability)."""
+    on both sets, kept-label accuracy, the majority-vs-greedy gap (one legend for the
+    arms, above the panels); and the calibration of the first arm: label accuracy
+    against calibrated reliability (or against the vote share, for runs that recorded
+    no reliability)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     seeds, arms = result["seeds"], result["arms"]
     o = outcome(result)
-    fig, axes = plt.subplots(2, 3, figsize=(17, 9))
+    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    arm_color = {arm: colors[i % len(colors)] for i, arm in enumerate(arms)}
     ax = axes[0, 0]
     if "primary" in o:
         p = o["primary"]
         x = np.arange(len(p["seeds"]))
-        ax.bar(x, p["difference"], color=[colors[0] if d > 0 else colors[3]
+        ax.bar(x, p["difference"], color=["#4c72b0" if d > 0 else "#c44e52"
                                           for d in p["difference"]])  # fmt: skip
+        ax.axhspan(*p["ci95"], color="grey", alpha=0.25, label="bootstrap 95% interval")
         ax.axhline(p["mean"], color="k", lw=1.5, label=f"mean {p['mean']:+.3f}")
-        ax.axhspan(*p["ci95"], color="grey", alpha=0.25, label="bootstrap 95% CI")
-        ax.axhline(MIN_GAIN, color=colors[2], ls="--", lw=1, label=f"bar {MIN_GAIN:+.2f}")
+        ax.axhline(MIN_GAIN, color="#dd8452", ls="--", lw=1.5,
+                   label=f"bar of the pre-registered test, {MIN_GAIN:+.2f}")  # fmt: skip
         ax.axhline(0, color="k", lw=0.5)
         ax.set_xticks(x)
         ax.set_xticklabels([str(s) for s in p["seeds"]])
-        ax.set_title(f"coevolve - seed_only, greedy deduction (Wilcoxon p={p['wilcoxon_p']:.3g})")
+        ax.set_title(f"coevolve \u2212 seed_only, final greedy deduction\n"
+                     f"per seed (Wilcoxon p = {p['wilcoxon_p']:.3g})")  # fmt: skip
         ax.set_xlabel("seed")
         ax.set_ylabel("paired difference in accuracy")
-        ax.legend(fontsize=8)
+        top = max(max(p["difference"]), p["ci95"][1], MIN_GAIN)
+        ax.set_ylim(min(0.0, min(p["difference"]) * 1.1), top * 1.45)  # room for the legend
+        ax.legend(fontsize=8, loc="upper left")
     for ax, task in zip((axes[0, 1], axes[0, 2]), TASKS, strict=True):
-        for i, arm in enumerate(arms):
+        for arm in arms:
             curves = np.array([[_greedy(s["base"], task)]
                                + [_greedy(r["eval"], task) for r in s["arms"][arm]["rounds"]]
                                for s in seeds])  # fmt: skip
             ax.plot(np.arange(curves.shape[1]), curves.mean(0), marker="o",
-                    color=colors[i % len(colors)], label=arm)  # fmt: skip
+                    color=arm_color[arm], label=arm)  # fmt: skip
         ax.set_title(f"{task}: greedy accuracy, mean of {len(seeds)} seeds")
         ax.set_xlabel("round (0 = base model)")
-        ax.set_xticks(np.arange(curves.shape[1]))
-    for ax, key, title in (
-        (axes[1, 0], "kept_label_accuracy_by_round", "accuracy of the kept pseudo-labels"),
-        (axes[1, 1], "majority_minus_greedy_by_round", "deduction majority-of-K minus greedy"),
-    ):
-        for i, arm in enumerate(arms):
+        ax.set_ylabel("greedy accuracy on the evaluation set")
+    for ax, key, title, ylabel in (
+        (axes[1, 0], "kept_label_accuracy_by_round", "accuracy of the kept vote labels",
+         "share of kept labels that are right"),
+        (axes[1, 1], "majority_minus_greedy_by_round", "deduction: majority-of-K minus greedy",
+         "majority accuracy minus greedy accuracy"),
+    ):  # fmt: skip
+        for arm in arms:
             ys = o["per_arm"][arm][key]
             if key == "majority_minus_greedy_by_round":
                 ys = [o["base_majority_minus_greedy"], *ys]
                 xs = np.arange(len(ys))
             else:
                 xs = np.arange(1, len(ys) + 1)
-            ax.plot(xs, ys, marker="o", color=colors[i % len(colors)], label=arm)
-        ax.set_title(title + " (all seeds)")
-        ax.set_xlabel("round")
-    ax = axes[1, 2]
-    main = arms[0]
-    for r in range(len(seeds[0]["arms"][main]["rounds"])):
-        rs = [s["arms"][main]["rounds"][r] for s in seeds]
-        count = np.sum([x["reliability_count"] for x in rs], axis=0)
-        right = np.sum([x["reliability_correct"] for x in rs], axis=0)
-        ok = count > 0
-        mid = (np.arange(len(count)) + 0.5) / len(count)
-        ax.plot(mid[ok], (right / np.maximum(count, 1))[ok], marker="o", label=f"round {r + 1}")
-    ax.plot([0, 1], [0, 1], ls=":", color="k", lw=1)
-    threshold = result["config"].get("threshold")
-    if threshold is not None and result["config"].get("band") == "calibrated":
-        ax.axvline(threshold, color="grey", ls="--", lw=1, label="threshold")
-    ax.set_title(f"{main}: deduction label accuracy vs calibrated reliability")
-    ax.set_xlabel("calibrated reliability (bin centre)")
-    ax.set_ylabel("share of labels right")
+            ax.plot(xs, ys, marker="o", color=arm_color[arm], label=arm)
+        ax.set_title(f"{title}, all seeds")
+        ax.set_xlabel("round (0 = base model)" if xs[0] == 0 else "round")
+        ax.set_ylabel(ylabel)
+    for ax in (*axes[0, 1:], *axes[1, :2]):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    _plot_calibration(axes[1, 2], result)
     for ax in axes.flat:
         ax.grid(alpha=0.3)
-        if ax is not axes[0, 0]:
-            ax.legend(fontsize=8)
-    fig.tight_layout()
+    handles, labels = axes[0, 1].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(arms), fontsize=11,
+               frameon=False, bbox_to_anchor=(0.5, 1.0))  # fmt: skip
+    fig.tight_layout(rect=(0, 0, 1, 0.955))
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+#: Calibration bins with fewer labels than this are left out of the plot (too noisy).
+MIN_BIN_LABELS = 20
+
+
+def _plot_calibration(ax: Any, result: dict) -> None:
+    seeds, main = result["seeds"], result["arms"][0]
+    rounds = len(seeds[0]["arms"][main]["rounds"])
+    calibrated = "reliability_count" in seeds[0]["arms"][main]["rounds"][0]
+    count_key, right_key = (("reliability_count", "reliability_correct") if calibrated
+                            else ("bin_count", "bin_correct"))  # fmt: skip
+    for r in range(rounds):
+        rs = [s["arms"][main]["rounds"][r] for s in seeds]
+        count = np.sum([x[count_key] for x in rs], axis=0)
+        right = np.sum([x[right_key] for x in rs], axis=0)
+        ok = count >= MIN_BIN_LABELS
+        k = len(count)
+        # reliability bins are [i/k, (i+1)/k); vote shares are (i+1)/k exactly
+        x = (np.arange(k) + 0.5) / k if calibrated else (np.arange(k) + 1) / k
+        ax.plot(x[ok], (right / np.maximum(count, 1))[ok], marker="o", label=f"round {r + 1}")
+    ax.plot([0, 1], [0, 1], ls=":", color="k", lw=1, label="perfect calibration")
+    cfg = result["config"]
+    if calibrated and cfg.get("band") == "calibrated":
+        ax.axvline(cfg["threshold"], color="grey", ls="--", lw=1,
+                   label=f"kept from {cfg['threshold']}")  # fmt: skip
+    elif not calibrated and "band_low" in cfg:
+        ax.axvspan(cfg["band_low"], cfg["band_high"], color="grey", alpha=0.15, label="band")
+    what = "calibrated reliability" if calibrated else "vote share of the majority answer"
+    task = "deduction labels" if calibrated else "labels"
+    ax.set_title(f"{main}: are the {task} right?\n"
+                 f"(all seeds; bins of at least {MIN_BIN_LABELS} labels)")  # fmt: skip
+    ax.set_xlabel(what + (" (bin centre)" if calibrated else ""))
+    ax.set_ylabel("share of labels that are right")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=8, loc="upper left")
