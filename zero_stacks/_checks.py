@@ -10,6 +10,8 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import zero_text
 
 __all__ = [
@@ -44,7 +46,7 @@ def check_unit(value: object, name: str) -> float:
 
 def check_bool(value: object, name: str) -> bool:
     """``True`` or ``False`` (NumPy booleans too), nothing that merely has a truth value."""
-    if not isinstance(value, (bool, numbers.Integral)) or value not in (0, 1):
+    if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
 
