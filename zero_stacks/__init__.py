@@ -1,21 +1,48 @@
 """zero_stacks: the zero-rewards inside the RL training stacks people use.
 
-One module per stack, each giving reward functions in the stacks' signature
-``reward(prompts, completions, **kwargs) -> list[float]`` (``num_generations``
-completions per prompt, in contiguous groups) and the stack's advantage hook:
+One module per stack, each giving the rewards as callable objects in the stacks'
+signature ``reward(prompts, completions, **kwargs) -> list[float]``
+(``num_generations`` completions per prompt, in contiguous groups), and the stack's
+advantage hook:
 
 * :mod:`zero_stacks.tunix` (JAX): rewards computed by :mod:`zero_jax`, and
   ``group_advantages`` registered as a Tunix advantage estimator;
 * :mod:`zero_stacks.trl` (PyTorch): rewards computed by :mod:`zero_torch`, and the
   ``ADVANTAGE_PRESETS`` entry that reproduces ``GRPOTrainer``'s advantages.
 
-The string work (answer extraction, grouping, format gates, BLEU clusters) is
-shared in ``zero_stacks._common`` on top of :mod:`zero_text`.  Importing a stack
-module never imports the stack itself: only the Tunix registration helper needs
-``tunix``.  This package is an application of the library: ``zero_jax``,
-``zero_torch`` and ``zero_text`` never import it.
+Both modules have the same four rewards, ``SolverReward``, ``ChallengerReward``,
+``ProposerReward`` and ``CoderReward`` (also under their older lower-case names
+``solver_reward`` ...).  Their logic is written once, stack-neutral, in
+:mod:`zero_stacks.solver`, :mod:`.challenger`, :mod:`.proposer` and :mod:`.coder`,
+over the base class :class:`StackReward` (:mod:`zero_stacks.base`: options, batch
+checks, the call); the stack modules only choose the library.  Every number a
+reward returns is computed by a public function of :mod:`zero_jax` /
+:mod:`zero_torch` / :mod:`zero_text`; zero_stacks writes no reward formula.
+
+Importing a stack module never imports the stack itself: only the Tunix
+registration helper needs ``tunix``.  This package is an application of the
+library: ``zero_jax``, ``zero_torch`` and ``zero_text`` never import it.
 """
 
-from zero_stacks._common import CoderFeedback, RewardFn
+from collections.abc import Callable
 
-__all__ = ["CoderFeedback", "RewardFn"]
+from zero_stacks._batch import Batch
+from zero_stacks.base import StackReward
+from zero_stacks.challenger import ChallengerReward
+from zero_stacks.coder import CoderFeedback, CoderReward
+from zero_stacks.proposer import ProposerReward
+from zero_stacks.solver import SolverReward
+
+#: The reward-function type both stacks call.
+RewardFn = Callable[..., list[float]]
+
+__all__ = [
+    "Batch",
+    "ChallengerReward",
+    "CoderFeedback",
+    "CoderReward",
+    "ProposerReward",
+    "RewardFn",
+    "SolverReward",
+    "StackReward",
+]

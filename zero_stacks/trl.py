@@ -6,14 +6,17 @@ Rewards are computed by :mod:`zero_torch`.  Pass them to ``GRPOTrainer``::
 
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=[zt.solver_reward(num_generations=4)],   # R-Zero, online votes
+        reward_funcs=[zt.SolverReward(num_generations=4)],    # R-Zero, online votes
         args=GRPOConfig(num_generations=4, ...),
         train_dataset=dataset,
     )
 
-TRL does not tell reward functions its ``num_generations``: give the same value
-to the factory.  Online votes need each prompt's whole group in one call, which
-holds on one process; the rewards raise a ``ValueError`` when a group is split.
+Each reward is a small picklable object (:class:`SolverReward`,
+:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`; the
+lower-case names ``solver_reward`` ... are the same classes).  TRL does not tell
+reward functions its ``num_generations``: give the same value to the reward.
+Online votes need each prompt's whole group in one call, which holds on one
+process; the rewards raise a ``ValueError`` when a group is split.
 
 TRL computes advantages itself; :data:`TRL_PRESETS` names the
 ``zero_torch.ADVANTAGE_PRESETS`` entry that reproduces each ``scale_rewards``
@@ -23,20 +26,25 @@ import TRL.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
 import zero_torch
-from zero_stacks import _common
-from zero_stacks._common import CoderFeedback, RewardFn
+from zero_stacks import challenger, coder, proposer, solver
+from zero_stacks._backend import Backend
+from zero_stacks._checks import check_count
+from zero_stacks.coder import CoderFeedback
 
 __all__ = [
     "BACKEND",
     "TRL_PRESETS",
+    "ChallengerReward",
     "CoderFeedback",
+    "CoderReward",
+    "ProposerReward",
+    "SolverReward",
     "challenger_reward",
     "coder_reward",
     "group_advantages",
@@ -53,54 +61,40 @@ def _to_numpy(x: Any) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
 
 
-#: zero_torch as the backend of the shared reward implementations.
-BACKEND = _common.Backend("zero_torch", zero_torch, torch.from_numpy, _to_numpy)
+#: zero_torch, the library every reward of this module computes with.
+BACKEND = Backend("zero_torch", zero_torch, torch.from_numpy, _to_numpy)
 
 
-def solver_reward(num_generations: int | None = None, **options: Any) -> RewardFn:
-    """R-Zero / MM-Zero solver reward computed by zero_torch.
+class SolverReward(solver.SolverReward):
+    """:class:`zero_stacks.solver.SolverReward` (R-Zero / MM-Zero solver) with zero_torch."""
 
-    Options (keyword-only): ``labels_column``, ``consistency_column``,
-    ``unparseable``, ``equivalence``, ``band``, ``low``, ``high``, ``alpha``,
-    ``format``; see :func:`zero_stacks._common.solver_reward` for their meaning.
-    """
-    return _common.solver_reward(BACKEND, num_generations, **options)
+    backend = BACKEND
 
 
-def challenger_reward(
-    solver: Callable[[list[str], int], Sequence[Sequence[str]]],
-    num_generations: int | None = None,
-    **options: Any,
-) -> RewardFn:
-    """R-Zero challenger reward computed by zero_torch.
+class ChallengerReward(challenger.ChallengerReward):
+    """:class:`zero_stacks.challenger.ChallengerReward` (R-Zero) with zero_torch."""
 
-    ``solver(questions, k)`` returns k sampled replies per question.  Options:
-    ``num_samples`` (10), ``strength`` (1.0), ``threshold`` (0.5),
-    ``unparseable``, ``equivalence``; see :func:`zero_stacks._common.challenger_reward`.
-    """
-    return _common.challenger_reward(BACKEND, solver, num_generations, **options)
+    backend = BACKEND
 
 
-def proposer_reward(
-    logprobs: Callable[[list[str], list[str]], tuple[Any, Any, Any]],
-    num_generations: int | None = None,
-    **options: Any,
-) -> RewardFn:
-    """G-Zero proposer reward computed by zero_torch.
+class ProposerReward(proposer.ProposerReward):
+    """:class:`zero_stacks.proposer.ProposerReward` (G-Zero) with zero_torch."""
 
-    ``logprobs(questions, hints)`` returns ``(base_logp, hinted_logp, mask)``
-    ``[m, T]`` (NumPy arrays or CPU tensors).  Options: ``count_tokens``,
-    ``threshold``; see :func:`zero_stacks._common.proposer_reward`.
-    """
-    return _common.proposer_reward(BACKEND, logprobs, num_generations, **options)
+    backend = BACKEND
 
 
-def coder_reward(
-    execute: Callable[[list[str]], Sequence[Any]], num_generations: int | None = None
-) -> RewardFn:
-    """MM-Zero coder reward computed by zero_torch; ``execute(codes)`` returns one
-    :class:`CoderFeedback` per completion (see :func:`zero_stacks._common.coder_reward`)."""
-    return _common.coder_reward(BACKEND, execute, num_generations)
+class CoderReward(coder.CoderReward):
+    """:class:`zero_stacks.coder.CoderReward` (MM-Zero) with zero_torch."""
+
+    backend = BACKEND
+
+
+#: The names earlier code calls (``solver_reward(num_generations=8, labels_column="answer")``):
+#: the classes themselves, same arguments.
+solver_reward = SolverReward
+challenger_reward = ChallengerReward
+proposer_reward = ProposerReward
+coder_reward = CoderReward
 
 
 def group_advantages(
@@ -113,7 +107,7 @@ def group_advantages(
     computation (``sum_then_normalize``, one process, no NaN rewards) up to float
     rounding, except that all-equal groups get exactly 0.
     """
-    g = _common.check_num_generations(num_generations)
+    g = check_count(num_generations, "num_generations")
     if scale_rewards not in TRL_PRESETS:
         raise ValueError(
             f"scale_rewards must be one of {sorted(TRL_PRESETS)}, got {scale_rewards!r}"

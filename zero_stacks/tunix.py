@@ -8,31 +8,39 @@ hands its reward functions).  Pass them to ``GRPOLearner(reward_fns=...)``::
     estimator = zt.register_advantage_estimator()          # "zero_rewards_grpo"
     learner = GRPOLearner(
         rl_cluster=cluster,
-        reward_fns=[zt.solver_reward()],                   # R-Zero, online votes
+        reward_fns=[zt.SolverReward()],                    # R-Zero, online votes
         algo_config=GRPOConfig(num_generations=4, advantage_estimator=estimator),
     )
 
-Tunix passes ``num_generations`` from its ``GRPOConfig`` to reward functions that
-take it, so the factories need it only outside a learner.  Importing this module
+Each reward is a small picklable object (:class:`SolverReward`,
+:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`; the
+lower-case names ``solver_reward`` ... are the same classes).  Tunix passes
+``num_generations`` from its ``GRPOConfig`` to reward functions that take it, so
+a reward needs it only outside a learner.  Importing this module
 does not import Tunix; only :func:`register_advantage_estimator` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 
 import zero_jax
-from zero_stacks import _common
-from zero_stacks._common import CoderFeedback, RewardFn
+from zero_stacks import challenger, coder, proposer, solver
+from zero_stacks._backend import Backend
+from zero_stacks._checks import check_count
+from zero_stacks.coder import CoderFeedback
 
 __all__ = [
     "BACKEND",
     "ESTIMATOR_NAME",
+    "ChallengerReward",
     "CoderFeedback",
+    "CoderReward",
+    "ProposerReward",
+    "SolverReward",
     "challenger_reward",
     "coder_reward",
     "group_advantages",
@@ -44,54 +52,45 @@ __all__ = [
 #: The name our estimator is registered under in Tunix's advantage-estimator registry.
 ESTIMATOR_NAME = "zero_rewards_grpo"
 
-#: zero_jax as the backend of the shared reward implementations.
-BACKEND = _common.Backend("zero_jax", zero_jax, jnp.asarray, np.asarray)
+
+def _same(x: np.ndarray) -> np.ndarray:
+    return x  # zero_jax takes NumPy arrays (int64 / float64 become JAX's types there)
 
 
-def solver_reward(num_generations: int | None = None, **options: Any) -> RewardFn:
-    """R-Zero / MM-Zero solver reward computed by zero_jax.
-
-    Options (keyword-only): ``labels_column``, ``consistency_column``,
-    ``unparseable``, ``equivalence``, ``band``, ``low``, ``high``, ``alpha``,
-    ``format``; see :func:`zero_stacks._common.solver_reward` for their meaning.
-    """
-    return _common.solver_reward(BACKEND, num_generations, **options)
+#: zero_jax, the library every reward of this module computes with.
+BACKEND = Backend("zero_jax", zero_jax, _same, np.asarray)
 
 
-def challenger_reward(
-    solver: Callable[[list[str], int], Sequence[Sequence[str]]],
-    num_generations: int | None = None,
-    **options: Any,
-) -> RewardFn:
-    """R-Zero challenger reward computed by zero_jax.
+class SolverReward(solver.SolverReward):
+    """:class:`zero_stacks.solver.SolverReward` (R-Zero / MM-Zero solver) with zero_jax."""
 
-    ``solver(questions, k)`` returns k sampled replies per question.  Options:
-    ``num_samples`` (10), ``strength`` (1.0), ``threshold`` (0.5),
-    ``unparseable``, ``equivalence``; see :func:`zero_stacks._common.challenger_reward`.
-    """
-    return _common.challenger_reward(BACKEND, solver, num_generations, **options)
+    backend = BACKEND
 
 
-def proposer_reward(
-    logprobs: Callable[[list[str], list[str]], tuple[Any, Any, Any]],
-    num_generations: int | None = None,
-    **options: Any,
-) -> RewardFn:
-    """G-Zero proposer reward computed by zero_jax.
+class ChallengerReward(challenger.ChallengerReward):
+    """:class:`zero_stacks.challenger.ChallengerReward` (R-Zero) with zero_jax."""
 
-    ``logprobs(questions, hints)`` returns ``(base_logp, hinted_logp, mask)``
-    ``[m, T]``.  Options: ``count_tokens``, ``threshold``; see
-    :func:`zero_stacks._common.proposer_reward`.
-    """
-    return _common.proposer_reward(BACKEND, logprobs, num_generations, **options)
+    backend = BACKEND
 
 
-def coder_reward(
-    execute: Callable[[list[str]], Sequence[Any]], num_generations: int | None = None
-) -> RewardFn:
-    """MM-Zero coder reward computed by zero_jax; ``execute(codes)`` returns one
-    :class:`CoderFeedback` per completion (see :func:`zero_stacks._common.coder_reward`)."""
-    return _common.coder_reward(BACKEND, execute, num_generations)
+class ProposerReward(proposer.ProposerReward):
+    """:class:`zero_stacks.proposer.ProposerReward` (G-Zero) with zero_jax."""
+
+    backend = BACKEND
+
+
+class CoderReward(coder.CoderReward):
+    """:class:`zero_stacks.coder.CoderReward` (MM-Zero) with zero_jax."""
+
+    backend = BACKEND
+
+
+#: The names earlier code calls (``solver_reward(band=True)``): the classes
+#: themselves, same arguments.
+solver_reward = SolverReward
+challenger_reward = ChallengerReward
+proposer_reward = ProposerReward
+coder_reward = CoderReward
 
 
 def group_advantages(
@@ -109,7 +108,7 @@ def group_advantages(
     Returns:
       float ``[B * G]`` NumPy array (float64 with x64 enabled, else float32).
     """
-    g = _common.check_num_generations(num_generations)
+    g = check_count(num_generations, "num_generations")
     r = np.asarray(rewards)
     if r.ndim != 1 or r.size == 0 or r.size % g:
         raise ValueError(

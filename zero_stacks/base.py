@@ -1,0 +1,124 @@
+"""The base class of every stack reward: options, batch checks and the call.
+
+A stack reward is a small callable object, as TRL's own rewards (``trl/rewards/``)
+are: ``reward(prompts, completions, **kwargs) -> list[float]``, with a class-level
+``__name__`` (TRL and Tunix log a reward under it), options fixed and checked at
+construction, and nothing else in its state, so that it pickles (multiprocessing,
+TRL's rollout workers), deep-copies and prints (``repr`` shows the options, for
+config logs).  A reward that holds a callable you gave it (a solver, a log-prob
+function, a format check) pickles when that callable does (a module-level function
+or another such object; not a lambda).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from zero_stacks._backend import Backend, floats
+from zero_stacks._batch import Batch, resolve_num_generations
+from zero_stacks._checks import check_count
+
+__all__ = ["Batch", "StackReward"]
+
+
+class StackReward:
+    """Base class: checks a batch, computes its rewards with one core library.
+
+    ``reward(prompts, completions, num_generations=None, **kwargs)``:
+
+    * ``completions``: ``B * G`` completions, ``str`` or chat message lists (the
+      last message's ``content`` is scored), the ``G = num_generations``
+      completions of each prompt contiguous;
+    * ``prompts``: one per completion, constant inside each group;
+    * ``num_generations``: the group size; Tunix passes its ``GRPOConfig`` value,
+      TRL passes nothing, so give it at construction there (when both are given
+      they must agree);
+    * ``kwargs``: the dataset columns and other entries the stack forwards (a
+      column holds one value per completion, constant inside each group); only the
+      columns a reward names are read, the rest is ignored.
+
+    Returns ``B * G`` Python floats, every one computed by the backend library
+    (:mod:`zero_torch` in :mod:`zero_stacks.trl`, :mod:`zero_jax` in
+    :mod:`zero_stacks.tunix`).  Layout errors are ``ValueError`` / ``TypeError``
+    naming the argument.
+
+    Subclasses set ``__name__``, take their options in ``__init__`` (through
+    :meth:`_set`) and implement :meth:`compute`; a stack module binds ``backend``.
+    """
+
+    __name__: ClassVar[str] = "zero_reward"
+    #: The core library; set by the stack subclasses (zero_stacks.trl / .tunix).
+    backend: ClassVar[Backend | None] = None
+
+    num_generations: int | None
+
+    def __init__(self, num_generations: int | None = None) -> None:
+        if type(self).backend is None:
+            raise TypeError(
+                f"{type(self).__name__} is stack-neutral: use zero_stacks.trl."
+                f"{type(self).__name__} (zero_torch) or zero_stacks.tunix."
+                f"{type(self).__name__} (zero_jax)"
+            )
+        self._set(
+            num_generations=None
+            if num_generations is None
+            else check_count(num_generations, "num_generations")
+        )
+
+    # ------------------------------------------------------------ the call
+
+    def __call__(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        num_generations: int | None = None,
+        **kwargs: Any,
+    ) -> list[float]:
+        size = resolve_num_generations(self.num_generations, num_generations)
+        batch = Batch.check(prompts, completions, size, kwargs)
+        return floats(self.compute(batch))
+
+    def compute(self, batch: Batch) -> np.ndarray:
+        """float ``[B, G]`` (or ``[B * G]``) rewards of a checked batch."""
+        raise NotImplementedError
+
+    def run(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        """Call ``fn`` of the backend library on NumPy arguments; NumPy back."""
+        return type(self).backend.run(fn, *args, **kwargs)  # type: ignore[union-attr]
+
+    def numpy(self, value: Any) -> np.ndarray:
+        """A NumPy copy of an array you returned (NumPy, or the backend's type)."""
+        return type(self).backend.to_numpy(value)  # type: ignore[union-attr]
+
+    # ------------------------------------------------------------ options
+
+    def _set(self, **options: Any) -> None:
+        for name, value in options.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(
+            f"{type(self).__name__} options are fixed when it is built (they are checked "
+            f"then); build a new reward instead of setting {name!r}"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} options cannot be deleted")
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The options the reward was built with, by name."""
+        return dict(vars(self))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={_show(v)}" for k, v in vars(self).items())
+        return f"{type(self).__module__}.{type(self).__qualname__}({shown})"
+
+
+def _show(value: object) -> str:
+    if callable(value) and not isinstance(value, type) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
+    return repr(value)

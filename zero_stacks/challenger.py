@@ -1,0 +1,127 @@
+"""The R-Zero challenger reward as a stack reward (stack-neutral part)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import zero_text
+from zero_stacks._answers import Equivalence, online_answers
+from zero_stacks._batch import Batch
+from zero_stacks._checks import (
+    check_answer_options,
+    check_callable,
+    check_count,
+    check_threshold,
+)
+from zero_stacks.base import StackReward
+
+__all__ = ["ChallengerReward", "Solver"]
+
+#: ``solver(questions, k)``: ``k`` sampled reply strings for each question.
+Solver = Callable[[list[str], int], Sequence[Sequence[str]]]
+
+
+def _replies(solver: Solver, questions: list[str], k: int) -> list[list[str]]:
+    replies = solver(questions, k)
+    if isinstance(replies, (str, bytes)) or not isinstance(replies, Sequence):
+        raise TypeError(
+            f"solver must return a list of {len(questions)} lists of {k} replies, "
+            f"got {type(replies).__name__}"
+        )
+    if len(replies) != len(questions):
+        raise ValueError(
+            f"solver returned {len(replies)} rows of replies for {len(questions)} questions"
+        )
+    rows = []
+    for i, row in enumerate(replies):
+        if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) != k:
+            raise ValueError(f"solver must return {k} replies per question; row {i} is {row!r}")
+        for j, reply in enumerate(row):
+            if not isinstance(reply, str):
+                raise TypeError(
+                    f"solver reply [{i}][{j}] must be a str, got {type(reply).__name__}"
+                )
+        rows.append(list(row))
+    return rows
+
+
+class ChallengerReward(StackReward):
+    """R-Zero challenger reward: questions the current solver is unsure about.
+
+    Completions are proposed questions, ``<question>...</question>`` plus a
+    ``\\boxed{}`` answer (:func:`zero_text.r_zero_challenger_format_ok`).  For the
+    well-formed ones, ``solver(questions, num_samples)`` returns ``num_samples``
+    reply strings per question (your current solver model, sampled); their answers
+    are grouped (:func:`zero_text.group_answers`, ``unparseable`` and
+    ``equivalence`` as there) and their majority share is the consistency ``p``
+    (:func:`consensus`).  Replies without any parsed answer give ``p = 0`` (no
+    label), as in R-Zero when every box is empty.
+
+    The reward is :func:`challenger_rewards`: ``1 - 2|p - 1/2|`` minus
+    ``strength`` times the share of the call's questions in the question's BLEU
+    cluster (:func:`zero_text.bleu_clusters`, ``threshold`` 0.5 as published),
+    floored at 0, and 0 for malformed outputs (not sent to the solver; they stay in
+    the cluster denominator).
+    """
+
+    __name__ = "zero_challenger"
+
+    solver: Solver
+    num_samples: int
+    strength: float
+    threshold: float
+    unparseable: Any
+    equivalence: Equivalence
+
+    def __init__(
+        self,
+        solver: Solver,
+        num_generations: int | None = None,
+        *,
+        num_samples: int = 10,
+        strength: float = 1.0,
+        threshold: float = 0.5,
+        unparseable: Any = "distinct",
+        equivalence: Equivalence = "exact",
+    ) -> None:
+        super().__init__(num_generations)
+        check_callable(solver, "solver", "(questions, k) -> replies")
+        num_samples = check_count(num_samples, "num_samples")
+        check_answer_options(unparseable, equivalence)
+        if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or strength < 0:
+            raise ValueError(f"strength must be a number >= 0, got {strength!r}")
+        self._set(
+            solver=solver,
+            num_samples=num_samples,
+            strength=float(strength),
+            threshold=check_threshold(threshold),
+            unparseable=unparseable,
+            equivalence=equivalence,
+        )
+
+    def compute(self, batch: Batch) -> np.ndarray:
+        texts = list(batch.texts)
+        valid = zero_text.r_zero_challenger_format_ok(texts)
+        questions = [zero_text.extract_tag(t, "question") or t for t in texts]
+        clusters, _ = zero_text.bleu_clusters(questions, threshold=self.threshold)
+        consistency = np.zeros(len(texts), dtype=np.float64)
+        asked = np.flatnonzero(valid)
+        if asked.size:
+            rows = _replies(self.solver, [questions[i] for i in asked], self.num_samples)
+            answers = online_answers(rows, self.unparseable, self.equivalence)
+            _, share = self.run("consensus", answers.ids, answers.num_answers)
+            consistency[asked] = np.where(answers.answered, share, np.zeros_like(share))
+        return np.asarray(
+            self.run(
+                "challenger_rewards",
+                consistency,
+                clusters,
+                valid,
+                self.strength,
+                num_clusters=int(clusters.max()) + 1,
+            )
+        )

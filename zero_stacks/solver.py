@@ -1,0 +1,183 @@
+"""The R-Zero / MM-Zero solver reward as a stack reward (stack-neutral part)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zero_stacks._answers import (
+    Equivalence,
+    FormatCheck,
+    check_format,
+    format_flags,
+    frozen_answers,
+    online_answers,
+)
+from zero_stacks._batch import Batch
+from zero_stacks._checks import check_answer_options, check_bool, check_unit
+from zero_stacks.base import StackReward
+
+__all__ = ["SolverReward"]
+
+
+def _column_name(value: object, name: str) -> str | None:
+    if value is not None and not (isinstance(value, str) and value):
+        raise TypeError(f"{name} must be a column name (a non-empty str) or None, got {value!r}")
+    return value
+
+
+class SolverReward(StackReward):
+    """R-Zero / MM-Zero solver reward: agreement with the prompt's pseudo-label.
+
+    Each completion's ``\\boxed{}`` answer is read and grouped per prompt by
+    :func:`zero_text.group_answers` (``unparseable`` and ``equivalence`` as
+    there).  A completion earns ``1[answer == label]``
+    (:func:`pseudo_rewards`), where the label is
+
+    * voted online (``labels_column=None``, default): the majority of the prompt's
+      own ``num_generations`` completions (:func:`consensus`; ties to the answer
+      seen first);
+    * frozen (``labels_column="answer"``): read from that dataset column, voted
+      earlier as R-Zero does; a value may be ``"4"``, ``4`` or text with a
+      ``\\boxed{}``; an empty or unparseable label is a ``ValueError``.
+
+    A group in which no completion has a parsed answer gets 0 for all its
+    completions (no label exists; GRPO gives it zero advantage).  What counts as
+    parsed is the ``unparseable`` policy's: a complete, non-empty box for
+    ``"distinct"`` (default) and ``"bucket"``.  ``"r_zero"`` reproduces R-Zero's
+    published vote, in which a missing box is the answer ``"None"``, which can win
+    and be paid; only a group of empty boxes has no answer there (R-Zero: no label).
+
+    ``alpha`` (``None``: no format term) adds MM-Zero's format term,
+    ``alpha * 1[answer == label] + (1 - alpha) * format_ok``, computed by
+    :func:`solver_rewards` (``1 - alpha`` is exact in decimal: ``alpha=0.9`` gives
+    0.1); ``format`` is the check: ``"r_zero"`` (``<think>...</think>`` then a box),
+    ``"mm_zero"`` (think block, then only the box) or a callable
+    ``texts -> bool [n]``.  With frozen labels each row is given to
+    :func:`solver_rewards` with its label appended ``G + 1`` times, which makes the
+    label the row's majority; the appended columns are dropped.
+
+    ``band=True`` keeps R-Zero's informative band ``low <= p <= high``
+    (:func:`curriculum_mask`, both edges kept): prompts outside get 0 for every
+    completion.  ``p`` is the online vote share (:func:`consensus`) or, with frozen
+    labels, the ``consistency_column`` value the label was frozen with (required
+    then).
+
+    The functions named are those of the stack's library (:mod:`zero_torch` for
+    :mod:`zero_stacks.trl`, :mod:`zero_jax` for :mod:`zero_stacks.tunix`).
+    """
+
+    __name__ = "zero_solver"
+
+    labels_column: str | None
+    consistency_column: str | None
+    unparseable: Any
+    equivalence: Equivalence
+    band: bool
+    low: float
+    high: float
+    alpha: float | None
+    format: FormatCheck
+
+    def __init__(
+        self,
+        num_generations: int | None = None,
+        *,
+        labels_column: str | None = None,
+        consistency_column: str | None = None,
+        unparseable: Any = "distinct",
+        equivalence: Equivalence = "exact",
+        band: bool = False,
+        low: float = 0.25,
+        high: float = 0.75,
+        alpha: float | None = None,
+        format: FormatCheck = "r_zero",
+    ) -> None:
+        super().__init__(num_generations)
+        check_answer_options(unparseable, equivalence)
+        labels_column = _column_name(labels_column, "labels_column")
+        consistency_column = _column_name(consistency_column, "consistency_column")
+        band = check_bool(band, "band")
+        low, high = check_unit(low, "low"), check_unit(high, "high")
+        if low > high:
+            raise ValueError(f"need low <= high, got low={low!r} > high={high!r}")
+        if alpha is not None:
+            alpha = check_unit(alpha, "alpha")
+        format = check_format(format)
+        if band and labels_column is not None and consistency_column is None:
+            raise ValueError(
+                "band=True with frozen labels (labels_column) needs consistency_column, "
+                "the vote share each label was frozen with"
+            )
+        self._set(
+            labels_column=labels_column,
+            consistency_column=consistency_column,
+            unparseable=unparseable,
+            equivalence=equivalence,
+            band=band,
+            low=low,
+            high=high,
+            alpha=alpha,
+            format=format,
+        )
+
+    def compute(self, batch: Batch) -> np.ndarray:
+        groups = batch.groups()
+        if self.labels_column is None:
+            answers = online_answers(groups, self.unparseable, self.equivalence)
+        else:
+            answers = frozen_answers(
+                groups,
+                batch.column(self.labels_column),
+                self.labels_column,
+                self.unparseable,
+                self.equivalence,
+            )
+        ids, num_answers = answers.ids, answers.num_answers
+        valid = None
+        if self.alpha is not None:
+            valid = format_flags(self.format, batch.texts).reshape(ids.shape)
+
+        if answers.labels is None:
+            labels, consistency = self.run("consensus", ids, num_answers)
+            if valid is None:
+                scores = self.run("pseudo_rewards", ids, labels)
+            else:
+                scores = self.run("solver_rewards", ids, valid, num_answers, self.alpha)
+        else:
+            consistency = None
+            if self.band:
+                consistency = np.array(
+                    [
+                        check_unit(v, f"column {self.consistency_column!r}")
+                        for v in batch.column(self.consistency_column)  # type: ignore[arg-type]
+                    ]
+                )
+            if valid is None:
+                scores = self.run("pseudo_rewards", ids, answers.labels)
+            else:
+                scores = self._frozen_solver_rewards(ids, answers.labels, valid, num_answers)
+
+        keep = answers.answered
+        if self.band:
+            inside = self.run("curriculum_mask", consistency, self.low, self.high)
+            keep = keep & np.asarray(inside, dtype=bool)
+        return np.asarray(np.where(keep[:, None], scores, np.zeros_like(scores)))
+
+    def _frozen_solver_rewards(
+        self, ids: np.ndarray, labels: np.ndarray, valid: np.ndarray, num_answers: int
+    ) -> np.ndarray:
+        """``solver_rewards`` against frozen labels: each row gets its label ``G + 1``
+        times more, so its majority (the label outvotes at most ``G`` equal replies)
+        is the label; the appended columns are then dropped."""
+        size = ids.shape[1]
+        extra = np.repeat(labels[:, None], size + 1, axis=1)
+        scores = self.run(
+            "solver_rewards",
+            np.concatenate([ids, extra], axis=1),
+            np.concatenate([valid, np.zeros(extra.shape, dtype=bool)], axis=1),
+            num_answers,
+            self.alpha,
+        )
+        return np.asarray(scores[:, :size])
