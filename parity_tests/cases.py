@@ -14,7 +14,7 @@ rounded once to the output dtype by the caller.  Shares no code with the twins.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -463,8 +463,21 @@ def build_masked_mean(rng, cfg: Config) -> Inputs:
     return {"values": v, "mask": rng.random((cfg.batch, t)) < 0.5}, {}
 
 
-BUILDERS: dict[str, Callable[[np.random.Generator, Config], Inputs]] = {
-    name: globals()[f"build_{name}"] for name in CONTRACTS if f"build_{name}" in globals()
-}
+class _Builders(Mapping[str, Callable[[np.random.Generator, Config], Inputs]]):
+    """``build_<name>`` of this module for each contract that has one, looked up when
+    asked (so a builder defined anywhere in the module is found)."""
+
+    def __getitem__(self, name: str) -> Callable[[np.random.Generator, Config], Inputs]:
+        builder = globals().get(f"build_{name}")
+        if builder is None:
+            raise KeyError(f"parity_tests/cases.py has no build_{name} for contract {name!r}")
+        return builder
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in CONTRACTS if f"build_{name}" in globals())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
+BUILDERS = _Builders()

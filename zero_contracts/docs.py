@@ -21,10 +21,23 @@ __all__ = [
 ]
 
 
-def output_text(spec: Contract) -> str:
-    """The output's dtype rule in words (``OUTPUT_RULES``)."""
+#: The dtype rules in the README's table (see the table's preamble there).
+_SHORT = {
+    "same": "dtype of `{0}`",
+    "promote": "promoted `{0}`, `{1}`",
+    "float": "float",
+    "labels": "int, float",
+    "vote": "dtype of `answers`, int",
+    "bool": "bool",
+    "count": "int",
+}
+
+
+def output_text(spec: Contract, short: bool = False) -> str:
+    """The output's dtype rule in words (``OUTPUT_RULES``; ``short`` for the table)."""
     rule, _, names = spec.output.partition(":")
-    return OUTPUT_RULES[rule].format(*names.split(",")) if names else OUTPUT_RULES[rule]
+    text = (_SHORT if short else OUTPUT_RULES)[rule]
+    return text.format(*names.split(",")) if names else text
 
 
 def gradient_text(spec: Contract) -> str:
@@ -88,7 +101,7 @@ def function_table() -> str:
         where = spec.where_in_paper.split(",")[0]
         equation = spec.equation.replace("|", "\\|")
         grad = "" if spec.detached else ", differentiable"
-        output = output_text(spec).replace("``", "`")
+        output = output_text(spec, short=True)
         rows.append(
             f"| `{signature_text(spec)}` | [{paper.short} {where}]({paper.url}) "
             f"| `{equation}` | `{spec.returns}` {output}{grad} |"
