@@ -1,0 +1,783 @@
+"""Rendering: the console table and summary of a run, bench/RESULTS.md and the README's
+bench summary, from the results (``latest.json`` and the separately-run cases' JSON).
+Numbers come from the results and the targets (:mod:`bench.targets`); the prose comes
+from :mod:`bench.templates`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import output, separate
+from bench import targets as TG
+from bench import templates as T
+
+__all__ = [
+    "LABELS",
+    "RESULTS_MD",
+    "README_MD",
+    "all_targets",
+    "documents",
+    "markdown",
+    "plot_names",
+    "readme_block",
+    "render_markdown",
+    "summary",
+    "table",
+    "update_readme",
+    "write_documents",
+]
+
+#: The backends the bench runs, in table order, with their column labels.  Backends of
+#: older results that the bench no longer runs (``jax_bare``) are left out of the tables.
+LABELS = {
+    "jax": "jax",
+    "jax_sync": "jax sync",
+    "jax_thp": "jax+THP",
+    "torch": "torch",
+    "torch_compile": "torch.compile",
+    "numpy": "numpy",
+}
+#: Dispatch entries of older results under their current names (the same measurement),
+#: and the ones the bench no longer takes (zero_jax's private validation step alone).
+DISPATCH_RENAMED = {
+    "_jax_bare_jit_call": "_plain_jit_call",
+    "_jax_block_until_ready": "_block_until_ready",
+}
+DISPATCH_RETIRED = {"_jax_validate_floating"}
+#: A chunk counts as contended in the caveats when other processes kept at least this many
+#: cores busy during it (the JSON lists every chunk above 0.3).
+CONTENDED_CORES = 1.0
+
+#: The committed document, and the README whose bench summary it shares.
+RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
+README_MD = Path(__file__).resolve().parent.parent / "README.md"
+
+
+# ------------------------------------------------------------------------ numbers
+
+
+def _fmt(v: float | None, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if v >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}g}"
+
+
+def _num(v: Any) -> str:
+    """A JSON number or numeric key for prose: 3 significant digits, thousands separated."""
+    if isinstance(v, str) and v.isdigit():
+        v = int(v)
+    if v is None:
+        return "-"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    return _fmt(v)
+
+
+def _inline(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{_num(k)}: {_inline(x)}" for k, x in v.items()) or "none"
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return "none"
+        if all(isinstance(x, (list, tuple)) and x for x in v):
+            return "; ".join(
+                (" ".join(_num(y) for y in x[:-1]) + f": {_num(x[-1])}")
+                if len(x) > 1
+                else _num(x[0])
+                for x in v
+            )
+        if len(v) == 2 and isinstance(v[0], str):
+            return f"{v[0]}: {_num(v[1])}"
+        return ", ".join(_num(x) for x in v)
+    return _num(v)
+
+
+def _spread(st: dict[str, Any]) -> float:
+    return (st["p75_us"] - st["p25_us"]) / st["median_us"] * 50
+
+
+def _backends(result: dict[str, Any]) -> list[str]:
+    return [b for b in result["meta"].get("backends", []) if b in LABELS]
+
+
+# -------------------------------------------------------------------------- table
+
+
+def table(result: dict[str, Any]) -> str:
+    """The Markdown table, aligned (one row per function, variant and B)."""
+    backends = _backends(result)
+    head = ["function", "variant", "B", *(f"{LABELS[b]} µs" for b in backends)]
+    head += ["torch/jax", "best-of", "jax GB/s", "of copy"]
+    thp = "jax_thp" in backends
+    if thp:
+        head += ["+THP of copy"]
+    head += ["jax compile ms"]
+    lines = [head]
+    for r in result["rows"]:
+        cells = [r["fn"], r["variant"] or "", f"{r['B']:,}"]
+        for b in backends:
+            st = r["backends"].get(b)
+            if st is None:
+                cells.append("-")
+            elif "error" in st:
+                cells.append("fails")
+            else:
+                mark = " †" if st.get("contended_rounds") else ""
+                cells.append(f"{_fmt(st['median_us'])} ±{_spread(st):.0f}%{mark}")
+        jx = r["backends"].get("jax", {})
+        sp, bs = r.get("speedup_vs_torch"), r.get("best_speedup_vs_torch")
+        cells += [f"{sp:.2f}x" if sp else "-", f"{bs:.2f}x" if bs else "-"]
+        cells.append(_fmt(jx.get("GBps")))
+        cells.append(f"{r['jax_frac_of_copy']:.2f}" if "jax_frac_of_copy" in r else "-")
+        if thp:
+            cells.append(f"{r['jax_thp_frac_of_copy']:.2f}" if "jax_thp_frac_of_copy" in r else "")
+        cells.append(_fmt(jx.get("compile_ms")))
+        lines.append(cells)
+    return _aligned(lines, right_from=2)
+
+
+def _aligned(lines: list[list[str]], right_from: int) -> str:
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+
+    def fmt(line: list[str]) -> str:
+        cells = [
+            c.rjust(w) if i >= right_from else c.ljust(w)
+            for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        ]
+        return "| " + " | ".join(cells) + " |"
+
+    sep = (
+        "|"
+        + "|".join(
+            ("-" * (w + 1) + ":") if i >= right_from else "-" * (w + 2)
+            for i, w in enumerate(widths)
+        )
+        + "|"
+    )
+    return "\n".join([fmt(lines[0]), sep, *(fmt(x) for x in lines[1:])])
+
+
+def _overhead_lines(result: dict[str, Any]) -> list[str]:
+    block = result.get("overhead") or {}
+    rows = block.get("rows") or []
+    if not rows:
+        return [T.NOT_MEASURED]
+    pairs = sorted({r["pairs"] for r in rows})
+    lines = [
+        ["function", "variant", "B", "public µs", "plain jit µs", "public / plain", "best loops"]
+    ]
+    for r in rows:
+        pub, pl = r["public_us"], r["plain_us"]
+        lines.append(
+            [
+                r["fn"],
+                r["variant"] or "",
+                f"{r['B']:,}",
+                f"{_fmt(pub['median_us'])} ±{_spread(pub):.0f}%",
+                f"{_fmt(pl['median_us'])} ±{_spread(pl):.0f}%",
+                f"{r['public_over_plain']:.2f}x",
+                f"{r['best_public_over_plain']:.2f}x",
+            ]
+        )
+    intro = T.OVERHEAD_INTRO.format(
+        pairs="-".join(str(p) for p in (pairs[0], pairs[-1]) if p) if len(pairs) > 1 else pairs[0],
+        target=TG.OVERHEAD_TARGET,
+    )
+    return [intro, "", _aligned(lines, right_from=2)]
+
+
+def _dispatch_lines(result: dict[str, Any]) -> list[str]:
+    disp = {
+        b: {DISPATCH_RENAMED.get(k, k): v for k, v in d.items() if k not in DISPATCH_RETIRED}
+        for b, d in (result.get("dispatch_us_B8") or {}).items()
+        if b in LABELS
+    }
+    if not disp:
+        return [T.NOT_MEASURED]
+    bks = list(disp)
+    keys = list(dict.fromkeys(k for d in disp.values() for k in d))
+    head = ["call", *(f"{LABELS[b]} µs" for b in bks)]
+    out = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(bks) + "|"]
+    for k in keys:
+        name = k.lstrip("_").replace("_", " ") if k.startswith("_") else f"`{k}`"
+        cells = [_num(disp[b][k]) if isinstance(disp[b].get(k), float) else "-" for b in bks]
+        out.append("| " + " | ".join([name, *cells]) + " |")
+    return out
+
+
+def _rss_lines(result: dict[str, Any]) -> list[str]:
+    rss = result.get("rss") or []
+    if not rss:
+        return [T.NOT_MEASURED]
+    out = [
+        T.RSS_INTRO,
+        "",
+        "| backend | function | B | K | n | extra MiB | inputs MiB | call ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for m in rss:
+        if "error" in m:
+            out.append(f"| {m.get('backend')} | {m.get('fn')} | | | | fails: {m['error']} | | |")
+            continue
+        out.append(
+            f"| {m['backend']} | `{m['fn']}` | {_num(m['B'])} | {_num(m['K'])} | {_num(m['n'])} "
+            f"| {_num(m['extra_MiB'])} | {_num(m['input_MiB'])} | {_num(m['call_s'] * 1e3)} |"
+        )
+    return out
+
+
+def _limits_lines(result: dict[str, Any]) -> list[str]:
+    lim = result.get("runtime_limits") or {}
+    if not lim:
+        return [T.NOT_MEASURED]
+    out = [
+        T.LIMITS_INTRO,
+        "",
+        "| limit | case | JAX defaults µs | with the setting µs | defaults / setting "
+        "| page faults per call (defaults, setting) |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+
+    def cell(st: dict[str, Any] | None) -> str:
+        return f"{_fmt(st['median_us'])} ±{_spread(st):.0f}%" if st else "-"
+
+    for name, block in lim.items():
+        for row in block.get("rows", []):
+            d, st = row.get("default"), row.get("setting")
+            ratio = row.get("default_over_setting")
+            pf = (
+                f"{_num((d or {}).get('page_faults_per_call'))}, "
+                f"{_num((st or {}).get('page_faults_per_call'))}"
+            )
+            out.append(
+                f"| {name.replace('_', ' ')} | `{row['key']}` | {cell(d)} | {cell(st)} | "
+                + (f"{ratio:.2f}x" if ratio else "-")
+                + f" | {pf} |"
+            )
+    out.append("")
+    for name, block in lim.items():
+        out.append(
+            T.LIMITS_SETTING.format(
+                name=name.replace("_", " "),
+                removes=block.get("removes", "?"),
+                setting=block.get("setting", "?"),
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------- this run
+
+
+def _contended(result: dict[str, Any]) -> list[dict[str, Any]]:
+    gate = result["meta"].get("quiet_gate") or {}
+    chunks = gate.get("chunks_still_contended") or []
+    return [c for c in chunks if c.get("foreign_cores", 0) >= CONTENDED_CORES]
+
+
+def _chunks(result: dict[str, Any]) -> int:
+    fams = {r["family"] for r in result["rows"]}
+    return len(fams) * int(result["meta"].get("rounds", 1))
+
+
+def _shapes(rows: list[dict[str, Any]]) -> list[str]:
+    from bench.cases import DIMS
+
+    out = []
+    for fn in dict.fromkeys(r["fn"] for r in rows):
+        fr = [r for r in rows if r["fn"] == fn]
+        dims = []
+        for dim in DIMS:
+            vals = sorted({r[dim] for r in fr if r.get(dim) is not None})
+            if vals:
+                dims.append(f"{dim} ∈ {{{', '.join(_num(v) for v in vals)}}}")
+        bs = sorted({r["B"] for r in fr})
+        out.append(
+            f"`{fn}`: B ∈ {{{', '.join(_num(b) for b in bs)}}}" + "".join(f", {d}" for d in dims)
+        )
+    return out
+
+
+def _versions(meta: dict[str, Any]) -> str:
+    merged: dict[str, str] = {}
+    for b, vs in (meta.get("versions") or {}).items():
+        if b in LABELS:
+            for k, v in vs.items():
+                merged.setdefault(k, str(v))
+    return ", ".join(f"{k} {v}" for k, v in merged.items())
+
+
+def _command(meta: dict[str, Any]) -> str:
+    return str(meta.get("command", "python -m bench")).strip()
+
+
+def _run_lines(result: dict[str, Any]) -> list[str]:
+    meta = result["meta"]
+    m = meta.get("machine") or {}
+    copy = result.get("copy_bandwidth") or {}
+    out = [
+        T.RUN_COMMAND.format(
+            command=_command(meta), quick=" (quick subset)" if meta.get("quick") else ""
+        ),
+        T.RUN_STARTED.format(
+            started=meta.get("started", "?"),
+            duration=_num(meta.get("duration_s")),
+            waited=_num((meta.get("quiet_gate") or {}).get("waited_s", 0.0)),
+        ),
+        T.RUN_LOOPS.format(
+            rounds=_num(meta.get("rounds")),
+            repeats=_num(meta.get("repeats_per_round")),
+            ms=_num(meta.get("target_ms_per_loop")),
+            backends=", ".join(f"`{LABELS[b]}`" for b in _backends(result)),
+            x64="on" if meta.get("jax_x64") else "off",
+        ),
+        T.RUN_MACHINE.format(
+            cpus=m.get("cpus", "?"),
+            cpu=m.get("cpu", "?"),
+            mem=_num(m.get("mem_GiB")),
+            platform=m.get("platform", "?"),
+            thp=m.get("transparent_hugepage", "?"),
+        ),
+        T.RUN_VERSIONS.format(python=m.get("python", "?"), versions=_versions(meta)),
+    ]
+    if "loadavg_start" in meta:
+        out.append(
+            T.RUN_LOAD.format(
+                start=", ".join(_num(x) for x in meta["loadavg_start"]),
+                end=", ".join(_num(x) for x in meta.get("loadavg_end", [])),
+            )
+        )
+    if copy.get("prealloc_GBps"):
+        rng = copy.get("prealloc_GBps_range") or []
+        out.append(
+            T.RUN_COPY.format(
+                what=copy.get("what", "NumPy copy"),
+                gbps=_num(copy["prealloc_GBps"]),
+                range=f" (loops from {_num(rng[0])} to {_num(rng[1])})" if len(rng) == 2 else "",
+                alloc=_num(copy.get("alloc_GBps")),
+            )
+        )
+    out.append(T.RUN_SHAPES)
+    out += [f"  - {s}" for s in _shapes(result["rows"])]
+    return out
+
+
+def _caveat_lines(result: dict[str, Any]) -> list[str]:
+    meta = result["meta"]
+    out = []
+    c = meta.get("contention")
+    if c:
+        line = T.CAVEAT_DETECTOR.format(
+            threshold=_num(c.get("threshold_cores")),
+            retried=_num(c.get("chunks_retried", 0)),
+            timed=_num(c.get("chunks_timed", 0)),
+            retries=_num(c.get("retries", 0)),
+            seconds=_num(c.get("retry_time_s", 0.0)),
+            per_chunk=_num(c.get("max_retries_per_chunk")),
+            budget=_num(c.get("retry_budget_s")),
+        )
+        still = [x for x in c.get("chunks", []) if x.get("contended")]
+        if not still:
+            out.append(line + T.CAVEAT_DETECTOR_QUIET)
+        else:
+            cores = [a["foreign_cores"] for x in still for a in x["attempts"][-1:]]
+            out.append(
+                line
+                + T.CAVEAT_DETECTOR_STILL.format(
+                    n=len(still), lo=_num(min(cores)), hi=_num(max(cores))
+                )
+            )
+    contended = _contended(result)
+    if contended:
+        rounds: dict[str, list[dict[str, Any]]] = {}
+        for ch in contended:
+            head, _, fam = ch["chunk"].partition(" ")
+            num, _, fam = fam.partition(" ")
+            rounds.setdefault(f"{head} {num}", []).append({**ch, "family": fam})
+        nfam = len({r["family"] for r in result["rows"]})
+        cores = [ch["foreign_cores"] for ch in contended]
+        out.append(
+            T.CAVEAT_CONTENDED.format(
+                n=len(contended),
+                chunks=_chunks(result),
+                lo=_num(min(cores)),
+                hi=_num(max(cores)),
+                cpus=(meta.get("machine") or {}).get("cpus", "?"),
+            )
+        )
+        for rnd, cs in rounds.items():
+            names = ", ".join(f"`{x['family']}`" for x in cs)
+            out.append(
+                f"  - {rnd}: {len(cs)} of {nfam}, {'all families' if len(cs) == nfam else names}"
+            )
+        spread = [
+            r
+            for r in result["rows"]
+            if "median_us" in r["backends"].get("torch", {})
+            and _spread(r["backends"]["torch"]) > 100
+        ]
+        out.append(T.CAVEAT_SPREAD.format(n=len(spread), rows=len(result["rows"])))
+    if meta.get("quick"):
+        out.append(T.CAVEAT_QUICK)
+    retired = [b for b in meta.get("backends", []) if b not in LABELS]
+    if retired:
+        out.append(T.CAVEAT_RETIRED.format(names=", ".join(f"`{b}`" for b in retired)))
+    errs = [
+        f"`{LABELS[b]}` on `{r['key']}`: {st['error']}"
+        for r in result["rows"]
+        for b, st in r["backends"].items()
+        if b in LABELS and "error" in st
+    ]
+    if errs:
+        out.append(T.CAVEAT_FAILED.format(cells="; ".join(errs)))
+    return out or [T.CAVEAT_NONE]
+
+
+# ------------------------------------------------------------------------ targets
+
+
+def all_targets(result: dict[str, Any], loaded: list[separate.Loaded]) -> list[dict[str, Any]]:
+    """The grid's targets (recomputed from the result) and every case's, in order."""
+    out = TG.evaluate(result)
+    for item in loaded:
+        if item.module is not None:
+            out += item.call("targets", item.result, default=[]) or []
+    return out
+
+
+def _criteria(t: dict[str, Any]) -> str:
+    crit = t.get("criteria") or {}
+    if len(crit) == 1:
+        return next(iter(crit.values()))
+    return "; ".join(f"{k}: {v}" for k, v in crit.items())
+
+
+def _targets_table(tgs: list[dict[str, Any]]) -> list[str]:
+    out = [T.TARGETS_HEAD, "|---|---|---:|---|---|"]
+    for t in tgs:
+        status = t["status"] if t["status"] != TG.MET else "**met**"
+        out.append(f"| `{t['name']}` | {t['what']} | {t['issue']} | {status} | {_criteria(t)} |")
+    return out
+
+
+def _target_details(tgs: list[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for t in tgs:
+        out += [f"**`{t['name']}`: {t['what']}: {t['status']}.**", ""]
+        crit = t.get("criteria") or {}
+        if len(crit) > 1:
+            out += [f"- criterion {k}: {v}" for k, v in crit.items()]
+        for k, v in (t.get("details") or {}).items():
+            if isinstance(v, dict) and any(isinstance(x, dict) for x in v.values()):
+                out.append(f"- {k}:")
+                out += [f"  - {_num(kk)}: {_inline(x)}" for kk, x in v.items()]
+            else:
+                out.append(f"- {k}: {_inline(v)}")
+        out.append("")
+    return out
+
+
+# ----------------------------------------------------------------------- headline
+
+
+def _headline(
+    result: dict[str, Any], tgs: list[dict[str, Any]], *, brief: bool = False
+) -> list[str]:
+    """The lines a reader needs first (``brief``: without the per-row median line)."""
+    by = {t["name"]: t for t in tgs}
+    rows = result["rows"]
+    out = []
+    gm = by["jax_over_torch_geomean"]["details"]
+    ahead = by["jax_ahead_of_torch"]["details"]
+    if gm.get("geometric mean, medians"):
+        behind = len(ahead.get("rows at or below 1x (medians)") or [])
+        failed = ahead.get("rows where zero_jax failed") or []
+        out.append(
+            T.HEADLINE_TORCH.format(
+                geomean=_fmt(gm["geometric mean, medians"]),
+                rows=gm["rows compared"],
+                best=_fmt(gm.get("geometric mean, best loops")),
+                ahead=ahead["rows compared"] - behind,
+                compared=ahead["rows compared"],
+                failed=f"; zero_jax failed on {len(failed)}" if failed else "",
+            )
+        )
+    med_all = [r["speedup_vs_torch"] for r in rows if r.get("speedup_vs_torch")]
+    big = [r["speedup_vs_torch"] for r in rows if r["B"] >= 4096 and r.get("speedup_vs_torch")]
+    if med_all and not brief:
+        slow = [r for r in rows if r.get("speedup_vs_torch") and r["speedup_vs_torch"] <= 1]
+        small = sum(1 for r in slow if r["B"] < 4096)
+        out.append(
+            T.HEADLINE_MEDIAN.format(
+                all=_fmt(float(np.median(med_all))),
+                rows=len(med_all),
+                big=_fmt(float(np.median(big))) if big else "-",
+                slow=len(slow),
+                small=f" ({small} of them below B = 4,096)" if slow else "",
+            )
+        )
+    ov = by["public_over_plain_jit"]
+    if ov["status"] == TG.NOT_MEASURED:
+        out.append(T.HEADLINE_NO_OVERHEAD)
+    else:
+        d = ov["details"]
+        key, worst = d["highest public / plain (medians of pair ratios)"]
+        out.append(
+            T.HEADLINE_OVERHEAD.format(
+                rows=d["rows compared"],
+                geomean=f"{d['geometric mean public / plain']:.2f}",
+                worst=f"{worst:.2f}",
+                key=key,
+                above=len(d["rows above the target"]),
+                target=TG.OVERHEAD_TARGET,
+            )
+        )
+    contended = _contended(result)
+    if contended:
+        cores = [c["foreign_cores"] for c in contended]
+        out.append(
+            T.HEADLINE_CONTENDED.format(
+                n=len(contended),
+                chunks=_chunks(result),
+                lo=_num(min(cores)),
+                hi=_num(max(cores)),
+                cpus=(result["meta"].get("machine") or {}).get("cpus", "?"),
+            )
+        )
+    c = result["meta"].get("contention") or {}
+    if c.get("chunks_still_contended"):
+        out.append(
+            T.HEADLINE_STILL_CONTENDED.format(
+                n=c["chunks_still_contended"], chunks=c.get("chunks_timed", "?")
+            )
+        )
+    return out
+
+
+def _targets_line(tgs: list[dict[str, Any]]) -> str:
+    met = [t for t in tgs if t["status"] == TG.MET]
+    rest = []
+    for status in (TG.NOT_MET, TG.NOT_MEASURED):
+        names = [f"`{t['name']}`" for t in tgs if t["status"] == status]
+        if names:
+            rest.append(f"{len(names)} {status} ({', '.join(names)})")
+    return T.HEADLINE_TARGETS.format(
+        met=len(met), total=len(tgs), rest=("; " + "; ".join(rest)) if rest else ""
+    )
+
+
+def _case_headlines(loaded: list[separate.Loaded]) -> list[str]:
+    out = []
+    for item in loaded:
+        if item.ran:
+            out += item.call("headline", item.result, default=[]) or []
+        else:
+            out.append(f"- {item.case.title}: not run (`{item.case.command}`).")
+    return out
+
+
+# ------------------------------------------------------------------------ document
+
+
+def plot_names(result: dict[str, Any]) -> list[str]:
+    """The PNGs :func:`bench.plots.plots` draws for ``result`` (decided by its data)."""
+    names = ["throughput.png", "ratio.png"]
+    if (result.get("overhead") or {}).get("rows"):
+        names.append("overhead.png")
+    return names
+
+
+def _plots(result: dict[str, Any], rd: str) -> list[str]:
+    names = plot_names(result)
+    out = [f"- [`{rd}/{n}`]({rd}/{n}): {T.PLOTS[n]}" for n in names]
+    for n in names:
+        out += ["", f"![{n[:-4]}]({rd}/{n})"]
+    return out
+
+
+def _separate_sections(loaded: list[separate.Loaded], rd: str) -> list[str]:
+    out: list[str] = []
+    for item in loaded:
+        out += [f"## {item.case.title}", ""]
+        if item.ran:
+            out.append(str(item.call("markdown", item.result, rd)).strip("\n"))
+        else:
+            out.append(
+                T.NOT_RUN.format(
+                    command=item.case.command,
+                    summary=item.case.summary,
+                    file=f"{rd}/{item.case.file}",
+                )
+            )
+        out.append("")
+    return out
+
+
+def _sources(loaded: list[separate.Loaded], rd: str) -> str:
+    files = [f"`{rd}/latest.json`"] + [f"`{rd}/{i.case.file}`" for i in loaded if i.result]
+    return files[0] if len(files) == 1 else ", ".join(files[:-1]) + " and " + files[-1]
+
+
+def markdown(
+    result: dict[str, Any],
+    loaded: list[separate.Loaded] | None = None,
+    *,
+    results_dir: str = "results",
+) -> str:
+    """The results document: every number from ``result`` (latest.json) and the
+    separately-run cases in ``loaded``; ``results_dir``: the JSON / PNG directory,
+    relative to the document."""
+    loaded = loaded if loaded is not None else []
+    rd = results_dir.rstrip("/") or "."
+    meta = result["meta"]
+    tgs = all_targets(result, loaded)
+    text = T.DOCUMENT.substitute(
+        sources=_sources(loaded, rd),
+        command=_command(meta),
+        started=meta.get("started", "?"),
+        quick_note=", quick subset" if meta.get("quick") else "",
+        headline="\n".join([*_headline(result, tgs), *_case_headlines(loaded), _targets_line(tgs)]),
+        targets="\n".join(_targets_table(tgs)),
+        method=T.METHOD,
+        commands=T.COMMANDS,
+        run="\n".join(_run_lines(result)),
+        caveats="\n".join(_caveat_lines(result)),
+        table=table(result),
+        overhead="\n".join(_overhead_lines(result)),
+        dispatch="\n".join(_dispatch_lines(result)),
+        limits="\n".join(_limits_lines(result)),
+        rss="\n".join(_rss_lines(result)),
+        plots="\n".join(_plots(result, rd)),
+        separate="\n".join(_separate_sections(loaded, rd)).strip("\n"),
+        details="\n".join(_target_details(tgs)).strip("\n"),
+    )
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text.rstrip("\n") + "\n"
+
+
+def render_markdown(json_path: Path, out: Path = RESULTS_MD) -> str:
+    """:func:`markdown` of ``json_path`` and the separately-run cases beside it, with
+    links relative to ``out``'s directory."""
+    result = json.loads(json_path.read_text())
+    loaded = separate.load(json_path.parent)
+    rel = os.path.relpath(json_path.resolve().parent, out.resolve().parent)
+    return markdown(result, loaded, results_dir=Path(rel).as_posix())
+
+
+# -------------------------------------------------------------------------- README
+
+
+def readme_block(result: dict[str, Any], loaded: list[separate.Loaded]) -> str:
+    """The README's bench summary: the headline numbers of the committed results and
+    every target they leave unmet or unmeasured."""
+    tgs = all_targets(result, loaded)
+    meta = result["meta"]
+    c = meta.get("contention") or {}
+    contention = (
+        f"{_num(c.get('chunks_still_contended', 0))} of {_num(c.get('chunks_timed', 0))} timed "
+        "chunks contended"
+        if c
+        else "contention not recorded"
+    )
+    lines = [*_headline(result, tgs, brief=True), *_case_headlines(loaded)]
+    unmet = [f"`{t['name']}` ({t['what']})" for t in tgs if t["status"] == TG.NOT_MET]
+    unmeasured = [f"`{t['name']}`" for t in tgs if t["status"] == TG.NOT_MEASURED]
+    if unmet:
+        lines.append(T.README_TARGETS.format(names="; ".join(unmet)))
+    if unmeasured:
+        lines.append(T.README_NOT_MEASURED.format(names=", ".join(unmeasured)))
+    if not unmet and not unmeasured:
+        lines.append(T.README_ALL_MET)
+    return T.README.substitute(
+        begin=T.README_BEGIN,
+        end=T.README_END,
+        command=_command(meta),
+        started=meta.get("started", "?"),
+        contention=contention,
+        lines="\n".join(lines),
+    )
+
+
+def update_readme(text: str, block: str) -> str:
+    """``text`` (the README) with its bench summary replaced by ``block``."""
+    start, end = text.find(T.README_BEGIN), text.find(T.README_END)
+    if start < 0 or end < start:
+        raise ValueError("README.md has no bench summary markers in its Benchmarks section")
+    return text[:start] + block + text[end + len(T.README_END) :]
+
+
+def documents(json_path: Path, doc: Path | None = None) -> dict[Path, str]:
+    """The files generated from ``json_path`` (and the cases beside it), with their text:
+    the document ``doc`` (default: bench/RESULTS.md for the committed results, else
+    RESULTS.md beside the JSON) and, when that is the committed document, the README
+    with its bench summary regenerated."""
+    committed = output.is_committed(json_path.parent)
+    if doc is None:
+        doc = RESULTS_MD if committed else json_path.parent / "RESULTS.md"
+    files = {doc: render_markdown(json_path, doc)}
+    if committed and doc.resolve() == RESULTS_MD:
+        block = readme_block(json.loads(json_path.read_text()), separate.load(json_path.parent))
+        files[README_MD] = update_readme(README_MD.read_text(encoding="utf-8"), block)
+    return files
+
+
+def write_documents(results: Path) -> list[Path]:
+    """Write :func:`documents` of ``results/latest.json`` (nothing without one)."""
+    latest = results / "latest.json"
+    if not latest.exists():
+        return []
+    files = documents(latest)
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    return list(files)
+
+
+# ------------------------------------------------------------------------- console
+
+
+def summary(result: dict[str, Any], tgs: list[dict[str, Any]] | None = None) -> str:
+    """Copy bandwidth, failures, dispatch, peak memory and the targets, as text."""
+    copy = result["copy_bandwidth"]
+    out = [
+        f"copy bandwidth (NumPy, 64 MiB, read + write): {_fmt(copy['prealloc_GBps'])} GB/s "
+        f"into a preallocated buffer, {_fmt(copy['alloc_GBps'])} GB/s allocating",
+    ]
+    errs = [
+        (r["key"], b, st["error"])
+        for r in result["rows"]
+        for b, st in r["backends"].items()
+        if "error" in st
+    ]
+    for key, b, e in errs[:12]:
+        out.append(f"{LABELS.get(b, b)} fails on {key}: {e}")
+    out.append("dispatch overhead per eager call at B=8 (µs):")
+    for b, d in result["dispatch_us_B8"].items():
+        parts = [f"{k} {_fmt(v)}" for k, v in d.items() if isinstance(v, float)]
+        out.append(f"  {LABELS.get(b, b)}: " + ", ".join(parts))
+    for r in (result.get("overhead") or {}).get("rows", []):
+        out.append(f"overhead {r['key']}: public / plain jit {r['public_over_plain']:.2f}x")
+    for m in result.get("rss") or []:
+        if "error" in m:
+            out.append(f"peak memory: {m}")
+            continue
+        out.append(
+            f"peak memory {m['backend']:<6} {m['fn']:<15} B={m['B']:<6} K={m['K']:<3} "
+            f"n={m['n']:<9,} extra {_fmt(m['extra_MiB'])} MiB "
+            f"(inputs {_fmt(m['input_MiB'])} MiB), call {_fmt(m['call_s'] * 1e3)} ms"
+        )
+    for t in tgs if tgs is not None else TG.evaluate(result):
+        crit = ", ".join(f"{k}: {v}" for k, v in t["criteria"].items())
+        out.append(f"target {t['name']} ({t['what']}): {t['status'].upper()} [{crit}]")
+    return "\n".join(out)
