@@ -371,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
             f"unknown backend(s) {', '.join(unknown)}: choose from {', '.join(BACKENDS)}"
         )
     check_extras(backends, not opts.no_plot)
+    if opts.only and opts.update_committed:
+        raise SystemExit("--only with --update-committed: the committed results are the whole grid")
     out = output.directory(opts, quick=quick)
     rounds = opts.rounds or (1 if quick else 3)
     repeats = opts.repeats or (2 if quick else 3)
@@ -557,11 +559,11 @@ def main(argv: list[str] | None = None) -> int:
     if limit_cases:
         result["runtime_limits"] = limits.summarize(limit_cases, lim_samples, lim_faults)
     result["targets"] = TG.evaluate(result)
-    from bench import render
+    from bench import render, tables
 
     out_json = out / "latest.json"
     out_json.write_text(aggregate.dumps(result))
-    print(render.table(result))
+    print(tables.results(result))
     print()
     print(render.summary(result, result["targets"]))
     if not opts.no_plot:

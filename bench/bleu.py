@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def headline(result: dict[str, Any]) -> list[str]:
-    from bench.render import _num
+    from bench.tables import num as _num
 
     return [
         f"- BLEU repetition clustering (`python -m bench.bleu`, {_num(result['n'])} questions): "
@@ -157,7 +157,7 @@ def headline(result: dict[str, Any]) -> list[str]:
 
 def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
     """The BLEU section of bench/RESULTS.md."""
-    from bench.render import _num
+    from bench.tables import num as _num
 
     zt = float(np.median(result["zero_text_seconds"]))
     pub = float(np.median(result["published_seconds"]))

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from bench import render
+from bench import render, tables
 from bench import targets as TG
 
 __all__ = ["COLORS", "plots"]
@@ -73,7 +73,7 @@ def throughput(result: dict[str, Any], path: Path) -> Path:
             ]
             if pts:
                 xs, ys = zip(*pts, strict=True)
-                ax.plot(xs, ys, color=COLORS[b], marker="o", ms=3, lw=1.2, label=render.LABELS[b])
+                ax.plot(xs, ys, color=COLORS[b], marker="o", ms=3, lw=1.2, label=tables.LABELS[b])
         _log2_axis(ax)
         ax.set_title(fam, fontsize=9)
     for ax in list(axes.flat)[len(fams) :]:
@@ -83,7 +83,7 @@ def throughput(result: dict[str, Any], path: Path) -> Path:
     for ax in axes[-1, :]:
         ax.set_xlabel("B", fontsize=8)
     handles = [
-        plt.Line2D([], [], color=COLORS[b], marker="o", ms=4, lw=1.5, label=render.LABELS[b])
+        plt.Line2D([], [], color=COLORS[b], marker="o", ms=4, lw=1.5, label=tables.LABELS[b])
         for b in backends
     ]
     fig.suptitle(

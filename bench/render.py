@@ -1,22 +1,22 @@
-"""Rendering: the console table and summary of a run, bench/RESULTS.md and the README's
-bench summary, from the results (``latest.json`` and the separately-run cases' JSON).
-Numbers come from the results and the targets (:mod:`bench.targets`); the prose comes
-from :mod:`bench.templates`.
+"""Rendering: bench/RESULTS.md, the README's bench summary and the console summary of a
+run, from the results (``latest.json`` and the separately-run cases' JSON).  Numbers
+come from the results and the targets (:mod:`bench.targets`), the tables from
+:mod:`bench.tables`, the prose from :mod:`bench.templates`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench import output, separate
+from bench import output, separate, tables
 from bench import targets as TG
 from bench import templates as T
+from bench.tables import LABELS, fmt, inline, num, spread
 
 __all__ = [
     "LABELS",
@@ -29,28 +29,10 @@ __all__ = [
     "readme_block",
     "render_markdown",
     "summary",
-    "table",
     "update_readme",
     "write_documents",
 ]
 
-#: The backends the bench runs, in table order, with their column labels.  Backends of
-#: older results that the bench no longer runs (``jax_bare``) are left out of the tables.
-LABELS = {
-    "jax": "jax",
-    "jax_sync": "jax sync",
-    "jax_thp": "jax+THP",
-    "torch": "torch",
-    "torch_compile": "torch.compile",
-    "numpy": "numpy",
-}
-#: Dispatch entries of older results under their current names (the same measurement),
-#: and the ones the bench no longer takes (zero_jax's private validation step alone).
-DISPATCH_RENAMED = {
-    "_jax_bare_jit_call": "_plain_jit_call",
-    "_jax_block_until_ready": "_block_until_ready",
-}
-DISPATCH_RETIRED = {"_jax_validate_floating"}
 #: A chunk counts as contended in the caveats when other processes kept at least this many
 #: cores busy during it (the JSON lists every chunk above 0.3).
 CONTENDED_CORES = 1.0
@@ -58,223 +40,6 @@ CONTENDED_CORES = 1.0
 #: The committed document, and the README whose bench summary it shares.
 RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
 README_MD = Path(__file__).resolve().parent.parent / "README.md"
-
-
-# ------------------------------------------------------------------------ numbers
-
-
-def _fmt(v: float | None, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    if v >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.{digits}g}"
-
-
-def _num(v: Any) -> str:
-    """A JSON number or numeric key for prose: 3 significant digits, thousands separated."""
-    if isinstance(v, str) and v.isdigit():
-        v = int(v)
-    if v is None:
-        return "-"
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return str(v)
-    if isinstance(v, int):
-        return f"{v:,}"
-    return _fmt(v)
-
-
-def _inline(v: Any) -> str:
-    if isinstance(v, dict):
-        return ", ".join(f"{_num(k)}: {_inline(x)}" for k, x in v.items()) or "none"
-    if isinstance(v, (list, tuple)):
-        if not v:
-            return "none"
-        if all(isinstance(x, (list, tuple)) and x for x in v):
-            return "; ".join(
-                (" ".join(_num(y) for y in x[:-1]) + f": {_num(x[-1])}")
-                if len(x) > 1
-                else _num(x[0])
-                for x in v
-            )
-        if len(v) == 2 and isinstance(v[0], str):
-            return f"{v[0]}: {_num(v[1])}"
-        return ", ".join(_num(x) for x in v)
-    return _num(v)
-
-
-def _spread(st: dict[str, Any]) -> float:
-    return (st["p75_us"] - st["p25_us"]) / st["median_us"] * 50
-
-
-def _backends(result: dict[str, Any]) -> list[str]:
-    return [b for b in result["meta"].get("backends", []) if b in LABELS]
-
-
-# -------------------------------------------------------------------------- table
-
-
-def table(result: dict[str, Any]) -> str:
-    """The Markdown table, aligned (one row per function, variant and B)."""
-    backends = _backends(result)
-    head = ["function", "variant", "B", *(f"{LABELS[b]} µs" for b in backends)]
-    head += ["torch/jax", "best-of", "jax GB/s", "of copy"]
-    thp = "jax_thp" in backends
-    if thp:
-        head += ["+THP of copy"]
-    head += ["jax compile ms"]
-    lines = [head]
-    for r in result["rows"]:
-        cells = [r["fn"], r["variant"] or "", f"{r['B']:,}"]
-        for b in backends:
-            st = r["backends"].get(b)
-            if st is None:
-                cells.append("-")
-            elif "error" in st:
-                cells.append("fails")
-            else:
-                mark = " †" if st.get("contended_rounds") else ""
-                cells.append(f"{_fmt(st['median_us'])} ±{_spread(st):.0f}%{mark}")
-        jx = r["backends"].get("jax", {})
-        sp, bs = r.get("speedup_vs_torch"), r.get("best_speedup_vs_torch")
-        cells += [f"{sp:.2f}x" if sp else "-", f"{bs:.2f}x" if bs else "-"]
-        cells.append(_fmt(jx.get("GBps")))
-        cells.append(f"{r['jax_frac_of_copy']:.2f}" if "jax_frac_of_copy" in r else "-")
-        if thp:
-            cells.append(f"{r['jax_thp_frac_of_copy']:.2f}" if "jax_thp_frac_of_copy" in r else "")
-        cells.append(_fmt(jx.get("compile_ms")))
-        lines.append(cells)
-    return _aligned(lines, right_from=2)
-
-
-def _aligned(lines: list[list[str]], right_from: int) -> str:
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-
-    def fmt(line: list[str]) -> str:
-        cells = [
-            c.rjust(w) if i >= right_from else c.ljust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        ]
-        return "| " + " | ".join(cells) + " |"
-
-    sep = (
-        "|"
-        + "|".join(
-            ("-" * (w + 1) + ":") if i >= right_from else "-" * (w + 2)
-            for i, w in enumerate(widths)
-        )
-        + "|"
-    )
-    return "\n".join([fmt(lines[0]), sep, *(fmt(x) for x in lines[1:])])
-
-
-def _overhead_lines(result: dict[str, Any]) -> list[str]:
-    block = result.get("overhead") or {}
-    rows = block.get("rows") or []
-    if not rows:
-        return [T.NOT_MEASURED]
-    pairs = sorted({r["pairs"] for r in rows})
-    lines = [
-        ["function", "variant", "B", "public µs", "plain jit µs", "public / plain", "best loops"]
-    ]
-    for r in rows:
-        pub, pl = r["public_us"], r["plain_us"]
-        lines.append(
-            [
-                r["fn"],
-                r["variant"] or "",
-                f"{r['B']:,}",
-                f"{_fmt(pub['median_us'])} ±{_spread(pub):.0f}%",
-                f"{_fmt(pl['median_us'])} ±{_spread(pl):.0f}%",
-                f"{r['public_over_plain']:.2f}x",
-                f"{r['best_public_over_plain']:.2f}x",
-            ]
-        )
-    intro = T.OVERHEAD_INTRO.format(
-        pairs="-".join(str(p) for p in (pairs[0], pairs[-1]) if p) if len(pairs) > 1 else pairs[0],
-        target=TG.OVERHEAD_TARGET,
-    )
-    return [intro, "", _aligned(lines, right_from=2)]
-
-
-def _dispatch_lines(result: dict[str, Any]) -> list[str]:
-    disp = {
-        b: {DISPATCH_RENAMED.get(k, k): v for k, v in d.items() if k not in DISPATCH_RETIRED}
-        for b, d in (result.get("dispatch_us_B8") or {}).items()
-        if b in LABELS
-    }
-    if not disp:
-        return [T.NOT_MEASURED]
-    bks = list(disp)
-    keys = list(dict.fromkeys(k for d in disp.values() for k in d))
-    head = ["call", *(f"{LABELS[b]} µs" for b in bks)]
-    out = ["| " + " | ".join(head) + " |", "|---" + "|---:" * len(bks) + "|"]
-    for k in keys:
-        name = k.lstrip("_").replace("_", " ") if k.startswith("_") else f"`{k}`"
-        cells = [_num(disp[b][k]) if isinstance(disp[b].get(k), float) else "-" for b in bks]
-        out.append("| " + " | ".join([name, *cells]) + " |")
-    return out
-
-
-def _rss_lines(result: dict[str, Any]) -> list[str]:
-    rss = result.get("rss") or []
-    if not rss:
-        return [T.NOT_MEASURED]
-    out = [
-        T.RSS_INTRO,
-        "",
-        "| backend | function | B | K | n | extra MiB | inputs MiB | call ms |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for m in rss:
-        if "error" in m:
-            out.append(f"| {m.get('backend')} | {m.get('fn')} | | | | fails: {m['error']} | | |")
-            continue
-        out.append(
-            f"| {m['backend']} | `{m['fn']}` | {_num(m['B'])} | {_num(m['K'])} | {_num(m['n'])} "
-            f"| {_num(m['extra_MiB'])} | {_num(m['input_MiB'])} | {_num(m['call_s'] * 1e3)} |"
-        )
-    return out
-
-
-def _limits_lines(result: dict[str, Any]) -> list[str]:
-    lim = result.get("runtime_limits") or {}
-    if not lim:
-        return [T.NOT_MEASURED]
-    out = [
-        T.LIMITS_INTRO,
-        "",
-        "| limit | case | JAX defaults µs | with the setting µs | defaults / setting "
-        "| page faults per call (defaults, setting) |",
-        "|---|---|---:|---:|---:|---:|",
-    ]
-
-    def cell(st: dict[str, Any] | None) -> str:
-        return f"{_fmt(st['median_us'])} ±{_spread(st):.0f}%" if st else "-"
-
-    for name, block in lim.items():
-        for row in block.get("rows", []):
-            d, st = row.get("default"), row.get("setting")
-            ratio = row.get("default_over_setting")
-            pf = (
-                f"{_num((d or {}).get('page_faults_per_call'))}, "
-                f"{_num((st or {}).get('page_faults_per_call'))}"
-            )
-            out.append(
-                f"| {name.replace('_', ' ')} | `{row['key']}` | {cell(d)} | {cell(st)} | "
-                + (f"{ratio:.2f}x" if ratio else "-")
-                + f" | {pf} |"
-            )
-    out.append("")
-    for name, block in lim.items():
-        out.append(
-            T.LIMITS_SETTING.format(
-                name=name.replace("_", " "),
-                removes=block.get("removes", "?"),
-                setting=block.get("setting", "?"),
-            )
-        )
-    return out
 
 
 # ---------------------------------------------------------------------- this run
@@ -301,10 +66,10 @@ def _shapes(rows: list[dict[str, Any]]) -> list[str]:
         for dim in DIMS:
             vals = sorted({r[dim] for r in fr if r.get(dim) is not None})
             if vals:
-                dims.append(f"{dim} ∈ {{{', '.join(_num(v) for v in vals)}}}")
+                dims.append(f"{dim} ∈ {{{', '.join(num(v) for v in vals)}}}")
         bs = sorted({r["B"] for r in fr})
         out.append(
-            f"`{fn}`: B ∈ {{{', '.join(_num(b) for b in bs)}}}" + "".join(f", {d}" for d in dims)
+            f"`{fn}`: B ∈ {{{', '.join(num(b) for b in bs)}}}" + "".join(f", {d}" for d in dims)
         )
     return out
 
@@ -332,20 +97,20 @@ def _run_lines(result: dict[str, Any]) -> list[str]:
         ),
         T.RUN_STARTED.format(
             started=meta.get("started", "?"),
-            duration=_num(meta.get("duration_s")),
-            waited=_num((meta.get("quiet_gate") or {}).get("waited_s", 0.0)),
+            duration=num(meta.get("duration_s")),
+            waited=num((meta.get("quiet_gate") or {}).get("waited_s", 0.0)),
         ),
         T.RUN_LOOPS.format(
-            rounds=_num(meta.get("rounds")),
-            repeats=_num(meta.get("repeats_per_round")),
-            ms=_num(meta.get("target_ms_per_loop")),
-            backends=", ".join(f"`{LABELS[b]}`" for b in _backends(result)),
+            rounds=num(meta.get("rounds")),
+            repeats=num(meta.get("repeats_per_round")),
+            ms=num(meta.get("target_ms_per_loop")),
+            backends=", ".join(f"`{LABELS[b]}`" for b in tables.backends(result)),
             x64="on" if meta.get("jax_x64") else "off",
         ),
         T.RUN_MACHINE.format(
             cpus=m.get("cpus", "?"),
             cpu=m.get("cpu", "?"),
-            mem=_num(m.get("mem_GiB")),
+            mem=num(m.get("mem_GiB")),
             platform=m.get("platform", "?"),
             thp=m.get("transparent_hugepage", "?"),
         ),
@@ -354,8 +119,8 @@ def _run_lines(result: dict[str, Any]) -> list[str]:
     if "loadavg_start" in meta:
         out.append(
             T.RUN_LOAD.format(
-                start=", ".join(_num(x) for x in meta["loadavg_start"]),
-                end=", ".join(_num(x) for x in meta.get("loadavg_end", [])),
+                start=", ".join(num(x) for x in meta["loadavg_start"]),
+                end=", ".join(num(x) for x in meta.get("loadavg_end", [])),
             )
         )
     if copy.get("prealloc_GBps"):
@@ -363,9 +128,9 @@ def _run_lines(result: dict[str, Any]) -> list[str]:
         out.append(
             T.RUN_COPY.format(
                 what=copy.get("what", "NumPy copy"),
-                gbps=_num(copy["prealloc_GBps"]),
-                range=f" (loops from {_num(rng[0])} to {_num(rng[1])})" if len(rng) == 2 else "",
-                alloc=_num(copy.get("alloc_GBps")),
+                gbps=num(copy["prealloc_GBps"]),
+                range=f" (loops from {num(rng[0])} to {num(rng[1])})" if len(rng) == 2 else "",
+                alloc=num(copy.get("alloc_GBps")),
             )
         )
     out.append(T.RUN_SHAPES)
@@ -379,13 +144,13 @@ def _caveat_lines(result: dict[str, Any]) -> list[str]:
     c = meta.get("contention")
     if c:
         line = T.CAVEAT_DETECTOR.format(
-            threshold=_num(c.get("threshold_cores")),
-            retried=_num(c.get("chunks_retried", 0)),
-            timed=_num(c.get("chunks_timed", 0)),
-            retries=_num(c.get("retries", 0)),
-            seconds=_num(c.get("retry_time_s", 0.0)),
-            per_chunk=_num(c.get("max_retries_per_chunk")),
-            budget=_num(c.get("retry_budget_s")),
+            threshold=num(c.get("threshold_cores")),
+            retried=num(c.get("chunks_retried", 0)),
+            timed=num(c.get("chunks_timed", 0)),
+            retries=num(c.get("retries", 0)),
+            seconds=num(c.get("retry_time_s", 0.0)),
+            per_chunk=num(c.get("max_retries_per_chunk")),
+            budget=num(c.get("retry_budget_s")),
         )
         still = [x for x in c.get("chunks", []) if x.get("contended")]
         if not still:
@@ -395,7 +160,7 @@ def _caveat_lines(result: dict[str, Any]) -> list[str]:
             out.append(
                 line
                 + T.CAVEAT_DETECTOR_STILL.format(
-                    n=len(still), lo=_num(min(cores)), hi=_num(max(cores))
+                    n=len(still), lo=num(min(cores)), hi=num(max(cores))
                 )
             )
     contended = _contended(result)
@@ -403,16 +168,16 @@ def _caveat_lines(result: dict[str, Any]) -> list[str]:
         rounds: dict[str, list[dict[str, Any]]] = {}
         for ch in contended:
             head, _, fam = ch["chunk"].partition(" ")
-            num, _, fam = fam.partition(" ")
-            rounds.setdefault(f"{head} {num}", []).append({**ch, "family": fam})
+            number, _, fam = fam.partition(" ")
+            rounds.setdefault(f"{head} {number}", []).append({**ch, "family": fam})
         nfam = len({r["family"] for r in result["rows"]})
         cores = [ch["foreign_cores"] for ch in contended]
         out.append(
             T.CAVEAT_CONTENDED.format(
                 n=len(contended),
                 chunks=_chunks(result),
-                lo=_num(min(cores)),
-                hi=_num(max(cores)),
+                lo=num(min(cores)),
+                hi=num(max(cores)),
                 cpus=(meta.get("machine") or {}).get("cpus", "?"),
             )
         )
@@ -421,13 +186,13 @@ def _caveat_lines(result: dict[str, Any]) -> list[str]:
             out.append(
                 f"  - {rnd}: {len(cs)} of {nfam}, {'all families' if len(cs) == nfam else names}"
             )
-        spread = [
+        noisy = [
             r
             for r in result["rows"]
             if "median_us" in r["backends"].get("torch", {})
-            and _spread(r["backends"]["torch"]) > 100
+            and spread(r["backends"]["torch"]) > 100
         ]
-        out.append(T.CAVEAT_SPREAD.format(n=len(spread), rows=len(result["rows"])))
+        out.append(T.CAVEAT_SPREAD.format(n=len(noisy), rows=len(result["rows"])))
     if meta.get("quick"):
         out.append(T.CAVEAT_QUICK)
     retired = [b for b in meta.get("backends", []) if b not in LABELS]
@@ -481,9 +246,9 @@ def _target_details(tgs: list[dict[str, Any]]) -> list[str]:
         for k, v in (t.get("details") or {}).items():
             if isinstance(v, dict) and any(isinstance(x, dict) for x in v.values()):
                 out.append(f"- {k}:")
-                out += [f"  - {_num(kk)}: {_inline(x)}" for kk, x in v.items()]
+                out += [f"  - {num(kk)}: {inline(x)}" for kk, x in v.items()]
             else:
-                out.append(f"- {k}: {_inline(v)}")
+                out.append(f"- {k}: {inline(v)}")
         out.append("")
     return out
 
@@ -505,9 +270,9 @@ def _headline(
         failed = ahead.get("rows where zero_jax failed") or []
         out.append(
             T.HEADLINE_TORCH.format(
-                geomean=_fmt(gm["geometric mean, medians"]),
+                geomean=fmt(gm["geometric mean, medians"]),
                 rows=gm["rows compared"],
-                best=_fmt(gm.get("geometric mean, best loops")),
+                best=fmt(gm.get("geometric mean, best loops")),
                 ahead=ahead["rows compared"] - behind,
                 compared=ahead["rows compared"],
                 failed=f"; zero_jax failed on {len(failed)}" if failed else "",
@@ -520,9 +285,9 @@ def _headline(
         small = sum(1 for r in slow if r["B"] < 4096)
         out.append(
             T.HEADLINE_MEDIAN.format(
-                all=_fmt(float(np.median(med_all))),
+                all=fmt(float(np.median(med_all))),
                 rows=len(med_all),
-                big=_fmt(float(np.median(big))) if big else "-",
+                big=fmt(float(np.median(big))) if big else "-",
                 slow=len(slow),
                 small=f" ({small} of them below B = 4,096)" if slow else "",
             )
@@ -550,8 +315,8 @@ def _headline(
             T.HEADLINE_CONTENDED.format(
                 n=len(contended),
                 chunks=_chunks(result),
-                lo=_num(min(cores)),
-                hi=_num(max(cores)),
+                lo=num(min(cores)),
+                hi=num(max(cores)),
                 cpus=(result["meta"].get("machine") or {}).get("cpus", "?"),
             )
         )
@@ -653,11 +418,11 @@ def markdown(
         commands=T.COMMANDS,
         run="\n".join(_run_lines(result)),
         caveats="\n".join(_caveat_lines(result)),
-        table=table(result),
-        overhead="\n".join(_overhead_lines(result)),
-        dispatch="\n".join(_dispatch_lines(result)),
-        limits="\n".join(_limits_lines(result)),
-        rss="\n".join(_rss_lines(result)),
+        table=tables.results(result),
+        overhead="\n".join(tables.overhead(result)),
+        dispatch="\n".join(tables.dispatch(result)),
+        limits="\n".join(tables.limits(result)),
+        rss="\n".join(tables.rss(result)),
         plots="\n".join(_plots(result, rd)),
         separate="\n".join(_separate_sections(loaded, rd)).strip("\n"),
         details="\n".join(_target_details(tgs)).strip("\n"),
@@ -686,7 +451,7 @@ def readme_block(result: dict[str, Any], loaded: list[separate.Loaded]) -> str:
     meta = result["meta"]
     c = meta.get("contention") or {}
     contention = (
-        f"{_num(c.get('chunks_still_contended', 0))} of {_num(c.get('chunks_timed', 0))} timed "
+        f"{num(c.get('chunks_still_contended', 0))} of {num(c.get('chunks_timed', 0))} timed "
         "chunks contended"
         if c
         else "contention not recorded"
@@ -751,8 +516,8 @@ def summary(result: dict[str, Any], tgs: list[dict[str, Any]] | None = None) -> 
     """Copy bandwidth, failures, dispatch, peak memory and the targets, as text."""
     copy = result["copy_bandwidth"]
     out = [
-        f"copy bandwidth (NumPy, 64 MiB, read + write): {_fmt(copy['prealloc_GBps'])} GB/s "
-        f"into a preallocated buffer, {_fmt(copy['alloc_GBps'])} GB/s allocating",
+        f"copy bandwidth (NumPy, 64 MiB, read + write): {fmt(copy['prealloc_GBps'])} GB/s "
+        f"into a preallocated buffer, {fmt(copy['alloc_GBps'])} GB/s allocating",
     ]
     errs = [
         (r["key"], b, st["error"])
@@ -764,7 +529,7 @@ def summary(result: dict[str, Any], tgs: list[dict[str, Any]] | None = None) -> 
         out.append(f"{LABELS.get(b, b)} fails on {key}: {e}")
     out.append("dispatch overhead per eager call at B=8 (µs):")
     for b, d in result["dispatch_us_B8"].items():
-        parts = [f"{k} {_fmt(v)}" for k, v in d.items() if isinstance(v, float)]
+        parts = [f"{k} {fmt(v)}" for k, v in d.items() if isinstance(v, float)]
         out.append(f"  {LABELS.get(b, b)}: " + ", ".join(parts))
     for r in (result.get("overhead") or {}).get("rows", []):
         out.append(f"overhead {r['key']}: public / plain jit {r['public_over_plain']:.2f}x")
@@ -774,8 +539,8 @@ def summary(result: dict[str, Any], tgs: list[dict[str, Any]] | None = None) -> 
             continue
         out.append(
             f"peak memory {m['backend']:<6} {m['fn']:<15} B={m['B']:<6} K={m['K']:<3} "
-            f"n={m['n']:<9,} extra {_fmt(m['extra_MiB'])} MiB "
-            f"(inputs {_fmt(m['input_MiB'])} MiB), call {_fmt(m['call_s'] * 1e3)} ms"
+            f"n={m['n']:<9,} extra {fmt(m['extra_MiB'])} MiB "
+            f"(inputs {fmt(m['input_MiB'])} MiB), call {fmt(m['call_s'] * 1e3)} ms"
         )
     for t in tgs if tgs is not None else TG.evaluate(result):
         crit = ", ".join(f"{k}: {v}" for k, v in t["criteria"].items())

@@ -7,8 +7,9 @@
 
 ``JSON`` defaults to the committed ``bench/results/latest.json``; the separately-run
 cases' JSON files beside it are read too.  The work lives in :mod:`bench.aggregate`
-(raw timings to rows), :mod:`bench.targets` (the targets), :mod:`bench.render` (text,
-with the prose in :mod:`bench.templates`) and :mod:`bench.plots`.
+(raw timings to rows), :mod:`bench.targets` (the targets), :mod:`bench.tables` and
+:mod:`bench.render` (text, with the prose in :mod:`bench.templates`) and
+:mod:`bench.plots`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import json
 from pathlib import Path
 
 from bench import extras, output, render, separate
-from bench.render import RESULTS_MD, markdown, render_markdown, summary, table
+from bench.render import RESULTS_MD, markdown, render_markdown, summary
+from bench.tables import results as table
 
 __all__ = ["RESULTS_MD", "main", "markdown", "render_markdown", "summary", "table"]
 

@@ -459,13 +459,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _fmt(v: float | None) -> str:
-    from bench.render import _fmt as fmt
+    from bench.tables import fmt
 
     return fmt(v)
 
 
 def _num(v: Any) -> str:
-    from bench.render import _num as num
+    from bench.tables import num
 
     return num(v)
 

@@ -211,6 +211,8 @@ def test_a_quick_run_never_writes_the_committed_results(capsys):
         main(["--quick", "--update-committed"])
     with pytest.raises(SystemExit, match="never replaces the committed results"):
         main(["--quick", "--out", str(output.COMMITTED)])
+    with pytest.raises(SystemExit, match="the committed results are the whole grid"):
+        main(["--update-committed", "--only", "consensus"])
     assert _tree_digest(ROOT) == before
 
 

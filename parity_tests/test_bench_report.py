@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import render, report, separate
+from bench import render, report, separate, tables
 from bench import targets as TG
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def test_document_has_a_table_row_for_every_case(result, doc):
         cells = rows.get((r["fn"], r["variant"] or "", f"{r['B']:,}"))
         assert cells is not None, r["key"]
         jax = r["backends"]["jax"]["median_us"]
-        assert cells[3].startswith(render._fmt(jax) + " ±"), (r["key"], cells[3])
+        assert cells[3].startswith(tables.fmt(jax) + " ±"), (r["key"], cells[3])
         assert f"{r['speedup_vs_torch']:.2f}x" in cells, r["key"]
 
 
@@ -162,6 +162,34 @@ def test_cli_writes_and_checks(tmp_path, capsys):
     assert report.main([str(tmp_path / "latest.json")]) == 0
     printed = capsys.readouterr().out
     assert "| function" in printed and "target public_over_plain_jit" in printed
+
+
+def test_a_committed_run_regenerates_the_document_and_the_readme_summary(tmp_path, monkeypatch):
+    from bench import output
+
+    results = tmp_path / "bench" / "results"
+    results.mkdir(parents=True)
+    shutil.copy(LATEST, results / "latest.json")
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        f"# x\n\n## Benchmarks\n\n{render.T.README_BEGIN}\nold\n{render.T.README_END}\n\n## More\n"
+    )
+    monkeypatch.setattr(output, "COMMITTED", results)
+    monkeypatch.setattr(render, "RESULTS_MD", tmp_path / "bench" / "RESULTS.md")
+    monkeypatch.setattr(render, "README_MD", readme)
+    assert output.finish(results) == [render.RESULTS_MD, readme]
+    assert render.RESULTS_MD.read_text() == render.render_markdown(
+        results / "latest.json", render.RESULTS_MD
+    )
+    text = readme.read_text()
+    assert "\nold\n" not in text and text.startswith("# x\n") and text.endswith("\n\n## More\n")
+    assert "`public_over_plain_jit`" in text and "[bench/RESULTS.md](bench/RESULTS.md)" in text
+    # elsewhere, the document goes beside the JSON and the README is left alone
+    other = tmp_path / "scratch"
+    other.mkdir()
+    shutil.copy(LATEST, other / "latest.json")
+    assert output.finish(other) == [other / "RESULTS.md"]
+    assert readme.read_text() == text
 
 
 def test_readme_summary_names_every_unmet_target(result):
