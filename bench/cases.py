@@ -8,9 +8,10 @@ traffic of one call counted as every input read once plus every output written o
 
 Adding a function's rows is one entry: an input builder decorated with :func:`register`,
 giving its full and quick grids, its B = 8 dispatch case(s) and the bytes one call
-writes.  The ``numpy`` backend times it when :mod:`bench.numpy_impl` has a function of
-the same name (otherwise its cells are ``-``); the report, the targets and the plots
-pick the rows up from the results.
+writes (a new shape dimension is a field of :class:`Case` and its name in
+:data:`DIMS`).  The ``numpy`` backend times it when :mod:`bench.numpy_impl` has a
+function of the same name (otherwise its cells are ``-``); the report, the targets and
+the plots pick the rows up from the results.
 """
 
 from __future__ import annotations
@@ -390,8 +391,8 @@ def output_nbytes(case: Case) -> int:
 
 def io_bytes(case: Case) -> int:
     """Bytes read (every array argument once) plus bytes written, at the case's shape;
-    the inputs are sized from a build at B = 8 (so that no large array is drawn)."""
-    small = Case(case.fn, 8, ids=case.ids, **case.dims())
+    the inputs are sized from a build at B = 1 (so that no large batch is drawn)."""
+    small = Case(case.fn, 1, ids=case.ids, **case.dims())
     args, kwargs = build(small)
     arrays = [a for a in [*args, *kwargs.values()] if isinstance(a, np.ndarray)]
-    return sum(a.nbytes for a in arrays) // 8 * case.B + output_nbytes(case)
+    return sum(a.nbytes for a in arrays) * case.B + output_nbytes(case)

@@ -59,7 +59,7 @@ CASES: tuple[Separate, ...] = (
     ),
     Separate(
         "strings",
-        "Strings to advantages: a realistic GRPO batch",
+        "Strings to advantages on a realistic GRPO batch",
         "python -m bench.strings",
         "extraction, grouping, votes, rewards and advantages of a GRPO batch of replies "
         "against the naive math-verify path",
