@@ -1,13 +1,20 @@
 """``python -m bench``: time every reward for JAX, torch (eager and torch.compile) and
 NumPy, each backend in its own long-lived subprocess, backends interleaved per
 function family and repeated over rounds (a chunk that ran while other processes used
-the cores is repeated, bounded: ``bench.contention``); then JAX's runtime limits with and
-without the user-side settings (``bench.limits``); then peak memory of the vote in fresh
-subprocesses; then the table, ``results/latest.json`` and the plots.
+the cores is repeated, bounded: ``bench.contention``), a few functions also against a
+plain ``jax.jit`` of the same math (``bench.overhead``); then JAX's runtime limits with
+and without the user-side settings (``bench.limits``); then peak memory of the vote in
+fresh subprocesses; then the table, the targets, ``latest.json``, the plots and the
+results document.
 
-  python -m bench                 # full run (about 25 minutes on 2 quiet cores)
-  python -m bench --quick         # a one-minute subset (CI smoke test)
-  python -m bench --out /tmp/b    # write latest.json and the PNGs elsewhere
+  python -m bench                     # full run (about 20 minutes on 2 quiet cores)
+  python -m bench --quick             # a one-minute subset (CI smoke test)
+  python -m bench --out DIR           # write latest.json, the PNGs and RESULTS.md to DIR
+  python -m bench --update-committed  # the committed bench/results/, bench/RESULTS.md and
+                                      # the README's bench summary (full runs only)
+
+Without ``--out`` or ``--update-committed`` everything goes to a scratch directory
+outside the repository (``bench.output``), so that a run leaves ``git status`` clean.
 """
 
 from __future__ import annotations
@@ -25,18 +32,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import aggregate, extras, limits, output, overhead
 from bench import cases as C
-from bench import limits, report
+from bench import targets as TG
 from bench.contention import THRESHOLD_CORES, Probe, foreign_load
-from bench.worker import THP_ENV
+from bench.worker import BACKENDS, THP_ENV
 
 #: jax_thp (huge pages on request) is timed only where outputs are large.
 THP_MIN_B = 1048576
-#: jax_bare (the bare kernels) is timed at the sizes issue 13 compares call overhead at.
-BARE_MAX_B = 65536
+QUICK_BACKENDS = ("jax", "torch", "numpy")
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 class Worker:
@@ -173,8 +179,10 @@ class QuietGate:
 def runs_on(backend: str, case: C.Case) -> bool:
     if backend == "jax_thp":
         return case.B >= THP_MIN_B
-    if backend == "jax_bare":
-        return case.B <= BARE_MAX_B
+    if backend == "numpy":
+        from bench import numpy_impl
+
+        return hasattr(numpy_impl, case.fn)
     return True
 
 
@@ -301,12 +309,24 @@ def _rss_result(spec, proc) -> dict[str, Any]:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a one-minute subset (no torch.compile)")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="directory for latest.json / PNGs")
+    output.add_arguments(ap, "latest.json, the PNGs and RESULTS.md")
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 3; quick 1)")
     ap.add_argument("--repeats", type=int, help="timed loops per case and round (default 3)")
     ap.add_argument("--target-ms", type=float, help="length of one timed loop (default 20)")
-    ap.add_argument("--backends", default=None, help="comma list (default: all; quick: no compile)")
-    ap.add_argument("--only", default=None, help="only cases whose key contains this text")
+    ap.add_argument(
+        "--backends",
+        default=None,
+        help=f"comma list of {', '.join(BACKENDS)} (default: all; quick: "
+        f"{','.join(QUICK_BACKENDS)})",
+    )
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="TEXT",
+        help="only cases whose key contains TEXT (repeat for several, e.g. --only "
+        "'consensus[K=8,n=16]@B=4096' --only uncertainty_reward)",
+    )
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-memory subprocesses")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNGs")
     ap.add_argument("--no-limits", action="store_true", help="skip the runtime-limit measurement")
@@ -331,27 +351,38 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
+def check_extras(backends: list[str], plot: bool) -> None:
+    """Exit with one line before any work if a backend's or the plots' package is missing."""
+    needs = {"jax": "jax"}
+    if any(b.startswith("torch") for b in backends):
+        needs["torch"] = "torch"
+    if plot:
+        needs["matplotlib"] = "matplotlib"
+    extras.require("python -m bench", needs)
+
+
 def main(argv: list[str] | None = None) -> int:
     opts = parse(argv)
     quick = opts.quick
+    backends = (opts.backends or ",".join(QUICK_BACKENDS if quick else BACKENDS)).split(",")
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown:
+        raise SystemExit(
+            f"unknown backend(s) {', '.join(unknown)}: choose from {', '.join(BACKENDS)}"
+        )
+    check_extras(backends, not opts.no_plot)
+    if opts.only and opts.update_committed:
+        raise SystemExit("--only with --update-committed: the committed results are the whole grid")
+    out = output.directory(opts, quick=quick)
     rounds = opts.rounds or (1 if quick else 3)
     repeats = opts.repeats or (2 if quick else 3)
     target_s = (opts.target_ms or (2.0 if quick else 20.0)) / 1000
-    default_backends = (
-        "jax,jax_bare,torch,numpy"
-        if quick
-        else "jax,jax_bare,jax_sync,jax_thp,torch,torch_compile,numpy"
-    )
-    backends = (opts.backends or default_backends).split(",")
-    if "jax_bare" in backends and "jax" not in backends:
-        raise SystemExit("jax_bare is timed side by side with jax: add jax to --backends")
-    #: backends with a worker of their own (jax_bare runs in jax's, paired with each call)
-    served = [b for b in backends if b != "jax_bare"]
     grid = C.quick_grid() if quick else C.full_grid()
     if opts.only:
-        grid = [c for c in grid if opts.only in c.key]
+        grid = [c for c in grid if any(w in c.key for w in opts.only)]
+    if not grid:
+        raise SystemExit(f"--only {' '.join(opts.only or [])!r} matches no case")
     fams = families(grid)
-    opts.out.mkdir(parents=True, exist_ok=True)
     log_path = Path(tempfile.gettempdir()) / f"bench-{os.getpid()}.log"
     t_start = time.time()
     load_start = os.getloadavg()
@@ -371,18 +402,18 @@ def main(argv: list[str] | None = None) -> int:
             grid_rss += [("consensus", 1024, 8, 10_000_000)]
         rss_specs = [(b, fn, bb, k, n) for b in rss_backends for fn, bb, k, n in grid_rss]
 
-    limit_cases = {} if opts.no_limits else limits.cases(quick)
+    limit_cases = {} if opts.no_limits or "jax" not in backends else limits.cases(quick)
     limit_rounds = 1 if quick else 3
-    limit_backends = ["jax"] + [limits.LIMITS[name][0] for name in limit_cases]
-    timed = sum(runs_on(b, c) for b in served for c in grid)
-    total = rounds * (timed + 2 + len(served)) + len(rss_specs)
+    limit_backends = [limits.LIMITS[name][0] for name in limit_cases]
+    timed = sum(runs_on(b, c) for b in backends for c in grid)
+    total = rounds * (timed + 2 + len(backends)) + len(rss_specs)
     total += limit_rounds * sum(2 * len(cs) for cs in limit_cases.values())
     bar = Progress(total)
     samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     first: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     errors: dict[str, dict[str, str]] = defaultdict(dict)
-    paired: dict[str, list[float]] = defaultdict(list)
+    plain: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     contended_cells: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     lim_samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     lim_faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -391,15 +422,13 @@ def main(argv: list[str] | None = None) -> int:
     versions: dict[str, Any] = {}
 
     with open(log_path, "w") as log:
-        workers = {b: Worker(b, log) for b in served}
+        workers = {b: Worker(b, log) for b in backends}
         for extra in ["numpy", *limit_backends]:
             if extra not in workers:
                 workers[extra] = Worker(extra, log)
         try:
             for w in workers.values():
                 versions[w.backend] = w.wait_ready()["versions"]
-            if "jax_bare" in backends:
-                versions["jax_bare"] = versions["jax"]
 
             def copy_round(r: int):
                 def call():
@@ -424,13 +453,12 @@ def main(argv: list[str] | None = None) -> int:
                 copy_round(r)
                 for i, fam in enumerate(fams):
                     gate.wait(f"round {r + 1} {fam[0].family}")
-                    shift = (i + r) % len(served)
-                    order = served[shift:] + served[:shift]
+                    shift = (i + r) % len(backends)
+                    order = backends[shift:] + backends[:shift]
                     for b in order:
                         w = workers[b]
-                        pair = b == "jax" and "jax_bare" in backends
                         specs = [
-                            {**c.to_json(), "pair_bare": pair and runs_on("jax_bare", c)}
+                            {**c.to_json(), "pair_plain": b == "jax" and overhead.covers(c)}
                             for c in fam
                             if runs_on(b, c)
                         ]
@@ -441,24 +469,20 @@ def main(argv: list[str] | None = None) -> int:
                             w, specs, repeats, target_s, pids, retries, label
                         )
                         for res in results:
+                            key = res["key"]
                             if contended:
-                                contended_cells[res["key"]][b] += 1
+                                contended_cells[key][b] += 1
                             if "error" in res:
-                                errors[res["key"]][b] = res["error"]
+                                errors[key][b] = res["error"]
                             else:
-                                samples[res["key"]][b] += res["samples_s"]
-                                first[res["key"]][b].append(res["first_s"])
-                                faults[res["key"]][b].append(res["faults_per_call"])
-                                if "bare" in res:
-                                    bare = res["bare"]
-                                    if contended:
-                                        contended_cells[res["key"]]["jax_bare"] += 1
-                                    samples[res["key"]]["jax_bare"] += bare["samples_s"]
-                                    first[res["key"]]["jax_bare"].append(bare["first_s"])
-                                    faults[res["key"]]["jax_bare"].append(bare["faults_per_call"])
-                                    paired[res["key"]] += res["pair_ratios"]
-                            bar.step(f"round {r + 1}/{rounds} {b:<13} {res['key']}")
-                for b in served:
+                                samples[key][b] += res["samples_s"]
+                                first[key][b].append(res["first_s"])
+                                faults[key][b].append(res["faults_per_call"])
+                                if "plain" in res:
+                                    plain[key]["samples_s"] += res["plain"]["samples_s"]
+                                    plain[key]["ratios"] += res["pair_ratios"]
+                            bar.step(f"round {r + 1}/{rounds} {b:<13} {key}")
+                for b in backends:
                     if b in ("torch_compile", "jax_thp"):
                         bar.step(f"dispatch ({b}: not measured)")
                         continue
@@ -498,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     bar.close()
 
     duration = time.time() - t_start
-    result = report.assemble(
+    result = aggregate.assemble(
         grid=grid,
         backends=backends,
         samples=samples,
@@ -509,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
         copies=copies,
         rss=rss_rows,
         contended=contended_cells,
-        paired=paired,
+        plain=plain if "jax" in backends else None,
         meta={
             "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
             "quick": quick,
@@ -534,21 +558,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     if limit_cases:
         result["runtime_limits"] = limits.summarize(limit_cases, lim_samples, lim_faults)
-    out_json = opts.out / "latest.json"
-    rows = result.pop("rows")
-    text = json.dumps(report.rounded(result), indent=1)
-    # one line per row keeps the file small and still diffable
-    body = ",\n  ".join(json.dumps(report.rounded(r)) for r in rows)
-    text = text[: text.rindex("}")].rstrip() + ',\n "rows": [\n  ' + body + "\n ]\n}\n"
-    result["rows"] = rows
-    out_json.write_text(text)
-    print(report.table(result))
+    result["targets"] = TG.evaluate(result)
+    from bench import render, tables
+
+    out_json = out / "latest.json"
+    out_json.write_text(aggregate.dumps(result))
+    print(tables.results(result))
     print()
-    print(report.summary(result))
+    print(render.summary(result, result["targets"]))
     if not opts.no_plot:
-        for path in report.plots(result, opts.out):
+        from bench import plots
+
+        for path in plots.plots(result, out):
             print(f"wrote {path}")
     print(f"wrote {out_json} ({duration:.0f} s)")
+    for doc in output.finish(out):
+        print(f"wrote {doc}")
     return 0
 
 

@@ -6,7 +6,9 @@ clustering), side by side in one process, on the same generated questions.
     python -m bench.bleu --n 256    # a quick look
 
 Both sides must give the same partition; the ratio of their median times is the
-claim.  Writes ``bench/results/bleu.json`` (or ``--out``).
+claim.  Writes ``bleu.json`` to the scratch directory (``--out DIR``, or the committed
+``bench/results/`` with ``--update-committed``: :mod:`bench.output`); :func:`markdown`
+and :func:`headline` render its section of bench/RESULTS.md (:mod:`bench.separate`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ import random
 import statistics
 import sys
 import time
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-import zero_text
+from bench import extras, output
 
 NAMES = ["Maya", "Tom", "Ana", "Li", "Omar", "Sara", "Ken", "Ivy"]
 ITEMS = ["notebooks", "pens", "apples", "tickets", "books", "cups", "shirts", "plants"]
@@ -104,8 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=2048, help="number of questions")
     parser.add_argument("--threshold", type=float, default=0.5)
     parser.add_argument("--repeats", type=int, default=5, help="repeats of zero_text's side")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "bleu.json")
+    output.add_arguments(parser, "bleu.json")
     args = parser.parse_args(argv)
+    extras.require("python -m bench.bleu", {"nltk": "nltk", "sklearn": "scikit-learn"})
+    out = output.directory(args)
+    import zero_text
 
     texts = questions(args.n)
     ours_times, (ids, _) = timed(
@@ -127,13 +132,53 @@ def main(argv: list[str] | None = None) -> int:
         "python": sys.version.split()[0],
         "machine": platform.machine(),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    path = out / "bleu.json"
+    path.write_text(json.dumps(result, indent=2))
+    print(f"wrote {path}")
+    for doc in output.finish(out):
+        print(f"wrote {doc}")
     print(
         f"n={args.n}: {result['clusters']} clusters, same partition: {result['same_partition']}, "
         f"speed-up {result['speedup']:.0f}x (first call {result['first_call_speedup']:.0f}x)"
     )
     return 0 if result["same_partition"] else 1
+
+
+def headline(result: dict[str, Any]) -> list[str]:
+    from bench.tables import num as _num
+
+    return [
+        f"- BLEU repetition clustering (`python -m bench.bleu`, {_num(result['n'])} questions): "
+        f"`zero_text.bleu_clusters` **{_num(result['speedup'])}x** faster than the published "
+        "loop, "
+        + ("the same partition." if result.get("same_partition") else "**different partitions**.")
+    ]
+
+
+def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
+    """The BLEU section of bench/RESULTS.md."""
+    from bench.tables import num as _num
+
+    zt = float(np.median(result["zero_text_seconds"]))
+    pub = float(np.median(result["published_seconds"]))
+    same = "the same partition" if result.get("same_partition") else "**different partitions**"
+    return "\n".join(
+        [
+            f"`python -m bench.bleu` clusters {_num(result['n'])} generated challenger questions "
+            "(templated word problems, some of them light edits of earlier ones) at BLEU "
+            f"threshold {_num(result['threshold'])} with `zero_text.bleu_clusters` and with the "
+            f"published code path (NLTK `sentence_bleu` for each of the {_num(result['pairs'])} "
+            "pairs, then scikit-learn's agglomerative clustering), in one process, and checks "
+            "that the partitions agree.",
+            "",
+            f"- `zero_text`: {_num(zt)} s (median of {len(result['zero_text_seconds'])} calls); "
+            f"published path: {_num(pub)} s (median of {len(result['published_seconds'])})",
+            f"- Speed-up **{_num(result['speedup'])}x** ({_num(result.get('first_call_speedup'))}x "
+            f"on the first, cold call); {same}, {_num(result['clusters'])} clusters",
+            f"- Python {result.get('python', '?')} on {result.get('machine', '?')}; raw numbers "
+            f"in `{results_dir}/bleu.json`",
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -1,15 +1,25 @@
-"""The benchmark grid and its inputs: every case is a public function at one shape,
-with inputs drawn from a fixed seed (the crc32 of the case key), tie-heavy where
-ties matter (vote shares, duplicated cluster ids, few distinct answers per row).
+"""The benchmark grid and its inputs, one registry entry per public function.
 
-All backends time the same NumPy-generated inputs; ``io_bytes`` is the traffic of
-one call counted as every input read once plus every output written once.
+A case is a public function at one shape (``B`` plus the named dimensions in
+:data:`DIMS`), with inputs drawn from a fixed seed (the crc32 of the case key),
+tie-heavy where ties matter (vote shares, duplicated cluster ids, few distinct answers
+per row).  Every backend times the same NumPy-generated inputs; ``io_bytes`` is the
+traffic of one call counted as every input read once plus every output written once.
+
+Adding a function's rows is one entry: an input builder decorated with :func:`register`,
+giving its full and quick grids, its B = 8 dispatch case(s) and the bytes one call
+writes (a new shape dimension is a field of :class:`Case` and its name in
+:data:`DIMS`).  The ``numpy`` backend times it when :mod:`bench.numpy_impl` has a
+function of the same name (otherwise its cells are ``-``); the report, the targets and
+the plots pick the rows up from the results.
 """
 
 from __future__ import annotations
 
+import itertools
 import zlib
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,31 +27,30 @@ import numpy as np
 from zero_contracts import CONTRACTS
 
 __all__ = [
-    "ELEMENTWISE",
+    "BENCHES",
+    "BIG",
+    "DIMS",
     "FUNCTIONS",
+    "Bench",
     "Case",
     "build",
     "dispatch_cases",
     "full_grid",
     "io_bytes",
+    "output_nbytes",
     "quick_grid",
+    "register",
+    "streaming_families",
 ]
 
-#: 1-D functions that only stream their inputs (challenger with dense ids counts in O(B)).
-ELEMENTWISE = (
-    "uncertainty_reward",
-    "challenger_rewards[dense]",
-    "curriculum_mask",
-    "proposer_rewards",
-    "coder_rewards",
-)
+#: Dimensions besides B that define a row (in the order of its variant label).
+DIMS = ("K", "n", "T", "V")
 
 BATCHES = (256, 4096, 65536, 1048576)
 BIG = 16 * 1048576
 GROUPS = (8, 16)
 ALPHABETS = (16, 1024, 1_000_000)
-#: [B, T] for hint_delta: B * T is capped at 2**25 (128 MiB per float32 input).
-HINT_SHAPES = ((256, 512), (4096, 512), (65536, 512), (256, 2048), (4096, 2048), (16384, 2048))
+QUICK_B = (256, 16384)
 
 
 @dataclass(frozen=True)
@@ -54,19 +63,15 @@ class Case:
     n: int | None = None
     T: int | None = None
     ids: str | None = None  # "dense" or "arbitrary" (challenger_rewards)
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    V: int | None = None
 
     @property
     def variant(self) -> str:
-        parts = []
-        if self.ids:
-            parts.append(self.ids)
-        if self.K is not None:
-            parts.append(f"K={self.K}")
-        if self.n is not None:
-            parts.append(f"n={_short(self.n)}")
-        if self.T is not None:
-            parts.append(f"T={self.T}")
+        parts = [self.ids] if self.ids else []
+        for dim in DIMS:
+            v = getattr(self, dim)
+            if v is not None:
+                parts.append(f"{dim}={_short(v) if dim == 'n' else v}")
         return ",".join(parts)
 
     @property
@@ -80,14 +85,19 @@ class Case:
 
     @property
     def elementwise(self) -> bool:
-        return self.family in ELEMENTWISE
+        """Reads and writes each element once (the bandwidth target's rows)."""
+        entry = BENCHES.get(self.fn)
+        return bool(entry and entry.streaming(self))
+
+    def dims(self) -> dict[str, Any]:
+        return {d: getattr(self, d) for d in DIMS}
 
     def to_json(self) -> dict[str, Any]:
-        return {"fn": self.fn, "B": self.B, "K": self.K, "n": self.n, "T": self.T, "ids": self.ids}
+        return {"fn": self.fn, "B": self.B, **self.dims(), "ids": self.ids}
 
     @staticmethod
-    def from_json(d: dict[str, Any]) -> Case:
-        return Case(d["fn"], d["B"], d.get("K"), d.get("n"), d.get("T"), d.get("ids"))
+    def from_json(d: Mapping[str, Any]) -> Case:
+        return Case(d["fn"], d["B"], ids=d.get("ids"), **{k: d.get(k) for k in DIMS})
 
 
 def _short(n: int) -> str:
@@ -98,70 +108,65 @@ def _short(n: int) -> str:
     return str(n)
 
 
-def full_grid() -> list[Case]:
+Inputs = Callable[[Case, np.random.Generator], tuple[list[Any], dict[str, Any]]]
+Grid = Iterable[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Bench:
+    """A function's entry: its input builder, its grids and the bytes a call writes."""
+
+    fn: str
+    inputs: Inputs
+    out_bytes: Callable[[Case], int]
+    full: tuple[Case, ...]
+    quick: tuple[Case, ...]
+    dispatch: tuple[Case, ...]
+    streaming: Callable[[Case], bool]
+
+
+#: Function name -> its entry, in registration order.
+BENCHES: dict[str, Bench] = {}
+
+
+def _grid(fn: str, specs: Grid) -> tuple[Case, ...]:
+    """The union of the products of each spec's values (a scalar is one value)."""
     cases: list[Case] = []
-    one_d = ("uncertainty_reward", "curriculum_mask", "proposer_rewards", "coder_rewards")
-    for fn in one_d:
-        cases += [Case(fn, b) for b in (*BATCHES, BIG)]
-    cases += [Case("challenger_rewards", b, ids="dense") for b in (*BATCHES, BIG)]
-    cases += [Case("challenger_rewards", b, ids="arbitrary") for b in BATCHES]
-    for fn in ("consensus", "solver_rewards"):
-        cases += [Case(fn, b, K=k, n=n) for k in GROUPS for n in ALPHABETS for b in BATCHES]
-    for fn in ("pseudo_rewards", "group_advantages"):
-        cases += [Case(fn, b, K=k) for k in GROUPS for b in BATCHES]
-    cases += [Case("hint_delta", b, T=t) for b, t in HINT_SHAPES]
-    return cases
+    for spec in specs:
+        names = list(spec)
+        values = [v if isinstance(v, (tuple, list)) else (v,) for v in spec.values()]
+        for combo in itertools.product(*values):
+            cases.append(Case(fn, **dict(zip(names, combo, strict=True))))
+    return tuple(cases)
 
 
-def quick_grid() -> list[Case]:
-    """A subset that runs in well under a minute: every function, two batch sizes."""
-    cases: list[Case] = []
-    for b in (256, 16384):
-        cases += [
-            Case("uncertainty_reward", b),
-            Case("challenger_rewards", b, ids="dense"),
-            Case("challenger_rewards", b, ids="arbitrary"),
-            Case("consensus", b, K=8, n=16),
-            Case("consensus", b, K=16, n=1_000_000),
-            Case("curriculum_mask", b),
-            Case("pseudo_rewards", b, K=8),
-            Case("hint_delta", b // 64, T=512),
-            Case("proposer_rewards", b),
-            Case("coder_rewards", b),
-            Case("solver_rewards", b, K=8, n=1024),
-            Case("group_advantages", b, K=8),
-        ]
-    return cases
+def register(
+    fn: str,
+    *,
+    full: Grid,
+    quick: Grid,
+    dispatch: Grid,
+    out_bytes: Callable[[Case], int],
+    streaming: bool | Callable[[Case], bool] = False,
+) -> Callable[[Inputs], Inputs]:
+    """Register ``fn``'s bench: each grid is a list of dicts of dimension values (tuples
+    are multiplied out, e.g. ``{"K": (8, 16), "B": BATCHES}``); ``out_bytes(case)``:
+    bytes one call writes with x64 on; ``streaming``: the case reads and writes each
+    element once (its rows join the bandwidth target)."""
+    if fn not in CONTRACTS:
+        raise ValueError(f"{fn!r} is not a public function of the contract table")
 
+    def add(inputs: Inputs) -> Inputs:
+        stream = streaming if callable(streaming) else (lambda _c, s=bool(streaming): s)
+        BENCHES[fn] = Bench(
+            fn, inputs, out_bytes, _grid(fn, full), _grid(fn, quick), _grid(fn, dispatch), stream
+        )
+        return inputs
 
-def dispatch_cases() -> list[Case]:
-    """One tiny case per function (B = 8) for the per-call overhead."""
-    return [
-        Case("uncertainty_reward", 8),
-        Case("challenger_rewards", 8, ids="dense"),
-        Case("challenger_rewards", 8, ids="arbitrary"),
-        Case("consensus", 8, K=8, n=16),
-        Case("curriculum_mask", 8),
-        Case("pseudo_rewards", 8, K=8),
-        Case("hint_delta", 8, T=16),
-        Case("proposer_rewards", 8),
-        Case("coder_rewards", 8),
-        Case("solver_rewards", 8, K=8, n=16),
-        Case("group_advantages", 8, K=8),
-    ]
-
-
-_TIMED = {case.fn for grid in (full_grid, quick_grid, dispatch_cases) for case in grid()}
-#: The functions the bench times, in the contract table's order: every public function
-#: with cases above (a bench case for a new reward is optional; see CONTRIBUTING.md).
-FUNCTIONS: tuple[str, ...] = tuple(name for name in CONTRACTS if name in _TIMED)
+    return add
 
 
 # ------------------------------------------------------------------------- inputs
-
-
-def _rng(case: Case) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(case.key.encode()))
 
 
 def _scores(rng: np.random.Generator, b: int, k: int = 8) -> np.ndarray:
@@ -182,78 +187,212 @@ def num_clusters(b: int) -> int:
     return max(1, b // 4)
 
 
+ONE_D = {"B": (*BATCHES, BIG)}
+
+
+@register(
+    "uncertainty_reward",
+    full=[ONE_D],
+    quick=[{"B": QUICK_B}],
+    dispatch=[{"B": 8}],
+    out_bytes=lambda c: 4 * c.B,
+    streaming=True,
+)
+def _uncertainty(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    return [_scores(rng, case.B)], {}
+
+
+@register(
+    "challenger_rewards",
+    full=[{"ids": "dense", "B": (*BATCHES, BIG)}, {"ids": "arbitrary", "B": BATCHES}],
+    quick=[{"B": QUICK_B, "ids": ("dense", "arbitrary")}],
+    dispatch=[{"B": 8, "ids": ("dense", "arbitrary")}],
+    out_bytes=lambda c: 4 * c.B,
+    streaming=lambda c: c.ids == "dense",  # dense ids count in O(B)
+)
+def _challenger(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    b = case.B
+    p = _scores(rng, b)
+    valid = rng.random(b, np.float32) < 0.8
+    nc = num_clusters(b)
+    dense = rng.integers(0, nc, size=b)
+    if case.ids == "dense":
+        return [p, dense, valid, 1.0], {"num_clusters": nc}
+    # Arbitrary int64 ids (negative, beyond int32), duplicated like the dense ones.
+    table = rng.integers(-(2**62), 2**62, size=nc)
+    return [p, table[dense], valid, 1.0], {}
+
+
+@register(
+    "consensus",
+    full=[{"K": GROUPS, "n": ALPHABETS, "B": BATCHES}],
+    quick=[{"B": QUICK_B, "K": 8, "n": 16}, {"B": QUICK_B, "K": 16, "n": 1_000_000}],
+    dispatch=[{"B": 8, "K": 8, "n": 16}],
+    out_bytes=lambda c: 16 * c.B,  # int64 labels + float64 consistency
+)
+def _consensus(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    assert case.K is not None and case.n is not None
+    return [_answers(rng, case.B, case.K, case.n), case.n], {}
+
+
+@register(
+    "curriculum_mask",
+    full=[ONE_D],
+    quick=[{"B": QUICK_B}],
+    dispatch=[{"B": 8}],
+    out_bytes=lambda c: c.B,
+    streaming=True,
+)
+def _band(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    return [_scores(rng, case.B), 0.25, 0.75], {}
+
+
+@register(
+    "pseudo_rewards",
+    full=[{"K": GROUPS, "B": BATCHES}],
+    quick=[{"B": QUICK_B, "K": 8}],
+    dispatch=[{"B": 8, "K": 8}],
+    out_bytes=lambda c: 8 * c.B * (c.K or 1),
+)
+def _pseudo(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    assert case.K is not None
+    a = _answers(rng, case.B, case.K, 16)
+    return [a, a[:, 0].copy()], {}
+
+
+#: [B, T] for hint_delta: B * T is capped at 2**25 (128 MiB per float32 input).
+HINT_SHAPES = [{"T": 512, "B": (256, 4096, 65536)}, {"T": 2048, "B": (256, 4096, 16384)}]
+
+
+@register(
+    "hint_delta",
+    full=HINT_SHAPES,
+    quick=[{"B": (4, 256), "T": 512}],
+    dispatch=[{"B": 8, "T": 16}],
+    out_bytes=lambda c: 4 * c.B,
+)
+def _hint(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    b, t = case.B, case.T
+    assert t is not None
+    base = -rng.standard_exponential((b, t), np.float32)
+    hinted = -rng.standard_exponential((b, t), np.float32)
+    length = rng.integers(0, t + 1, size=(b, 1))
+    mask = np.arange(t) < length  # right-padded responses, some empty
+    return [base, hinted, mask], {}
+
+
+@register(
+    "proposer_rewards",
+    full=[ONE_D],
+    quick=[{"B": QUICK_B}],
+    dispatch=[{"B": 8}],
+    out_bytes=lambda c: 4 * c.B,
+    streaming=True,
+)
+def _proposer(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    b = case.B
+    delta = rng.standard_normal(b, np.float32)
+    lengths = rng.integers(0, 600, size=b)
+    share = (rng.integers(1, 9, size=b) / 64).astype(np.float32)
+    valid = rng.random(b, np.float32) < 0.8
+    return [delta, lengths, share, valid], {}
+
+
+@register(
+    "coder_rewards",
+    full=[ONE_D],
+    quick=[{"B": QUICK_B}],
+    dispatch=[{"B": 8}],
+    out_bytes=lambda c: 4 * c.B,
+    streaming=True,
+)
+def _coder(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    b = case.B
+    executed = rng.random(b, np.float32) < 0.7
+    easy = _scores(rng, b)
+    easy[~executed] = np.nan  # failed renders carry no visual score
+    return [executed, easy, _scores(rng, b), rng.random(b, np.float32) < 0.2], {}
+
+
+@register(
+    "solver_rewards",
+    full=[{"K": GROUPS, "n": ALPHABETS, "B": BATCHES}],
+    quick=[{"B": QUICK_B, "K": 8, "n": 1024}],
+    dispatch=[{"B": 8, "K": 8, "n": 16}],
+    out_bytes=lambda c: 8 * c.B * (c.K or 1),
+)
+def _solver(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    assert case.K is not None and case.n is not None
+    a = _answers(rng, case.B, case.K, case.n)
+    fmt = rng.random((case.B, case.K), np.float32) < 0.7
+    return [a, fmt, case.n, 0.9], {}
+
+
+@register(
+    "group_advantages",
+    full=[{"K": GROUPS, "B": BATCHES}],
+    quick=[{"B": QUICK_B, "K": 8}],
+    dispatch=[{"B": 8, "K": 8}],
+    out_bytes=lambda c: 4 * c.B * (c.K or 1),
+)
+def _advantages(case: Case, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
+    assert case.K is not None
+    r = (rng.random((case.B, case.K), np.float32) < 0.5).astype(np.float32)  # 0/1 rewards
+    return [r], {}
+
+
+# ------------------------------------------------------------------------- grids
+
+#: The functions the bench times, in the contract table's order (a bench entry for a new
+#: reward is optional; see CONTRIBUTING.md).
+FUNCTIONS: tuple[str, ...] = tuple(name for name in CONTRACTS if name in BENCHES)
+
+
+def _entries() -> list[Bench]:
+    return [BENCHES[fn] for fn in FUNCTIONS]
+
+
+def full_grid() -> list[Case]:
+    return [c for e in _entries() for c in e.full]
+
+
+def quick_grid() -> list[Case]:
+    """A subset that runs in about a minute: every function, two batch sizes."""
+    return [c for e in _entries() for c in e.quick]
+
+
+def dispatch_cases() -> list[Case]:
+    """One tiny case per function and variant (B = 8) for the per-call overhead."""
+    return [c for e in _entries() for c in e.dispatch]
+
+
+def streaming_families() -> set[str]:
+    """Families (function and variant) whose rows read and write each element once."""
+    grids = (e.full + e.quick + e.dispatch for e in _entries())
+    return {c.family for cs in grids for c in cs if c.elementwise}
+
+
+def _rng(case: Case) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(case.key.encode()))
+
+
 def build(case: Case) -> tuple[list[Any], dict[str, Any]]:
     """Positional and keyword arguments (NumPy arrays and Python scalars) of ``case``."""
-    rng = _rng(case)
-    b = case.B
-    fn = case.fn
-    if fn == "uncertainty_reward":
-        return [_scores(rng, b)], {}
-    if fn == "curriculum_mask":
-        return [_scores(rng, b), 0.25, 0.75], {}
-    if fn == "challenger_rewards":
-        p = _scores(rng, b)
-        valid = rng.random(b, np.float32) < 0.8
-        nc = num_clusters(b)
-        dense = rng.integers(0, nc, size=b)
-        if case.ids == "dense":
-            return [p, dense, valid, 1.0], {"num_clusters": nc}
-        # Arbitrary int64 ids (negative, beyond int32), duplicated like the dense ones.
-        table = rng.integers(-(2**62), 2**62, size=nc)
-        return [p, table[dense], valid, 1.0], {}
-    if fn == "consensus":
-        return [_answers(rng, b, case.K, case.n), case.n], {}
-    if fn == "solver_rewards":
-        a = _answers(rng, b, case.K, case.n)
-        fmt = rng.random((b, case.K), np.float32) < 0.7
-        return [a, fmt, case.n, 0.9], {}
-    if fn == "pseudo_rewards":
-        a = _answers(rng, b, case.K, 16)
-        return [a, a[:, 0].copy()], {}
-    if fn == "hint_delta":
-        t = case.T
-        base = -rng.standard_exponential((b, t), np.float32)
-        hinted = -rng.standard_exponential((b, t), np.float32)
-        length = rng.integers(0, t + 1, size=(b, 1))
-        mask = np.arange(t) < length  # right-padded responses, some empty
-        return [base, hinted, mask], {}
-    if fn == "proposer_rewards":
-        delta = rng.standard_normal(b, np.float32)
-        lengths = rng.integers(0, 600, size=b)
-        share = (rng.integers(1, 9, size=b) / 64).astype(np.float32)
-        valid = rng.random(b, np.float32) < 0.8
-        return [delta, lengths, share, valid], {}
-    if fn == "coder_rewards":
-        executed = rng.random(b, np.float32) < 0.7
-        easy = _scores(rng, b)
-        easy[~executed] = np.nan  # failed renders carry no visual score
-        return [executed, easy, _scores(rng, b), rng.random(b, np.float32) < 0.2], {}
-    if fn == "group_advantages":
-        r = (rng.random((b, case.K), np.float32) < 0.5).astype(np.float32)  # 0/1 rewards
-        return [r], {}
-    raise ValueError(f"unknown function {fn!r}")
+    entry = BENCHES.get(case.fn)
+    if entry is None:
+        raise ValueError(f"no bench entry for {case.fn!r}")
+    return entry.inputs(case, _rng(case))
 
 
 def output_nbytes(case: Case) -> int:
     """Bytes written by one call (the contract dtypes with x64 on, as torch returns)."""
-    b = case.B
-    fn = case.fn
-    if fn in ("uncertainty_reward", "challenger_rewards", "proposer_rewards", "coder_rewards"):
-        return 4 * b
-    if fn == "curriculum_mask":
-        return b
-    if fn == "consensus":
-        return 16 * b  # int64 labels + float64 consistency
-    if fn in ("pseudo_rewards", "solver_rewards"):
-        return 8 * b * case.K
-    if fn == "hint_delta":
-        return 4 * b
-    if fn == "group_advantages":
-        return 4 * b * case.K
-    raise ValueError(fn)
+    return BENCHES[case.fn].out_bytes(case)
 
 
-def io_bytes(case: Case, args: list[Any]) -> int:
-    """Bytes read (every array argument once) plus bytes written."""
-    read = sum(a.nbytes for a in args if isinstance(a, np.ndarray))
-    return read + output_nbytes(case)
+def io_bytes(case: Case) -> int:
+    """Bytes read (every array argument once) plus bytes written, at the case's shape;
+    the inputs are sized from a build at B = 1 (so that no large batch is drawn)."""
+    small = Case(case.fn, 1, ids=case.ids, **case.dims())
+    args, kwargs = build(small)
+    arrays = [a for a in [*args, *kwargs.values()] if isinstance(a, np.ndarray)]
+    return sum(a.nbytes for a in arrays) * case.B + output_nbytes(case)

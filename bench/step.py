@@ -20,8 +20,11 @@ JSON records every step's contention.  Also timed, interleaved: the update alone
   python -m bench.step              # about two minutes on 2 cores
   python -m bench.step --quick      # a tiny configuration (tests, CI)
 
-Writes ``bench/results/step.json`` and ``step.png`` (or ``--out``);
-``python -m bench.report --markdown`` adds its section to bench/RESULTS.md.
+Writes ``step.json`` and ``step.png`` to the scratch directory (``--out DIR``, or the
+committed ``bench/results/`` with ``--update-committed``: :mod:`bench.output`); this
+module also renders its section of bench/RESULTS.md (:func:`markdown`, :func:`headline`)
+and its target (:func:`targets`), as every separately-run case does
+(:mod:`bench.separate`).
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from bench import report
+from bench import aggregate, extras, output
 from bench.contention import THRESHOLD_CORES, Probe
 
-RESULTS = Path(__file__).resolve().parent / "results"
+#: Issue 13 / 17: the rewards inside the jitted GRPO step at most this share of it.
+SHARE_TARGET = 0.001
 
 LABELS = {
     "jax_in_step": "(a) zero_jax inside the jitted update",
@@ -231,7 +235,7 @@ class Runner:
 
 
 def _stats(xs: list[float]) -> dict[str, float]:
-    return {**report.stats(xs), "max_us": float(np.max(np.asarray(xs) * 1e6))}
+    return {**aggregate.stats(xs), "max_us": float(np.max(np.asarray(xs) * 1e6))}
 
 
 def measure(cfg: Config, data: dict[str, np.ndarray], log=print) -> dict[str, Any]:
@@ -343,7 +347,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     lo = step - np.array([variants[n]["step_us"]["p25_us"] for n in names]) / 1e3
     hi = np.array([variants[n]["step_us"]["p75_us"] for n in names]) / 1e3 - step
     rw = np.array([variants[n]["rewards_us"]["median_us"] for n in names])
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 3.6))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.0))
     y = np.arange(len(names))
     ax1.barh(y, step, xerr=[lo, hi], color=["C0", "C3", "C2"][: len(names)], capsize=4)
     ax1.barh(y, rw / 1e3, color="k", alpha=0.35, label="rewards (+ transfer)")
@@ -353,11 +357,11 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     ax1.set_yticks(y, labels, fontsize=8)
     ax1.invert_yaxis()
     ax1.set_xlabel("step time, ms (median, bars: quartiles)")
-    ax1.legend(fontsize=7, loc="lower right")
+    ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     ax1.grid(alpha=0.3, axis="x")
     ax2.barh(y, rw, color=["C0", "C3", "C2"][: len(names)])
     for yi, (r, s) in enumerate(zip(rw, step * 1e3, strict=True)):
-        ax2.text(r, yi, f" {r:,.0f} µs ({100 * r / s:.2f} % of the step)", va="center", fontsize=7)
+        ax2.text(r, yi, f" {r:,.0f} µs ({100 * r / s:.2f} % of the step)", va="center", fontsize=8)
     ax2.set_yticks(y, [""] * len(names))
     ax2.invert_yaxis()
     ax2.set_xscale("log")
@@ -393,10 +397,15 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.step", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tiny configuration (seconds)")
-    ap.add_argument("--out", type=Path, default=RESULTS, help="directory for step.json / PNG")
+    output.add_arguments(ap, "step.json and step.png")
     ap.add_argument("--steps", type=int, help="timed steps per variant (default 12; quick 3)")
-    ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--no-plot", action="store_true", help="skip step.png")
     opts = ap.parse_args(argv)
+    needs = {"jax": "jax", "optax": "optax", "torch": "torch"}
+    if not opts.no_plot:
+        needs["matplotlib"] = "matplotlib"
+    extras.require("python -m bench.step", needs)
+    out = output.directory(opts, quick=opts.quick)
     cfg = QUICK if opts.quick else Config()
     if opts.steps:
         cfg = Config(**{**asdict(cfg), "steps": opts.steps})
@@ -435,16 +444,130 @@ def main(argv: list[str] | None = None) -> int:
         "jax_x64": bool(jax.config.jax_enable_x64),
         "contention": contention,
     }
-    opts.out.mkdir(parents=True, exist_ok=True)
-    from bench.report import rounded
-
-    path = opts.out / "step.json"
-    path.write_text(json.dumps(rounded(result), indent=1) + "\n")
+    path = out / "step.json"
+    path.write_text(json.dumps(aggregate.rounded(result), indent=1) + "\n")
     print(table(result))
     if not opts.no_plot:
-        print(f"wrote {plot(result, opts.out / 'step.png')}")
+        print(f"wrote {plot(result, out / 'step.png')}")
     print(f"wrote {path} ({result['meta']['duration_s']:.0f} s)")
+    for doc in output.finish(out):
+        print(f"wrote {doc}")
     return 0
+
+
+# ------------------------------------------------------------------ the report's section
+
+
+def _fmt(v: float | None) -> str:
+    from bench.tables import fmt
+
+    return fmt(v)
+
+
+def _num(v: Any) -> str:
+    from bench.tables import num
+
+    return num(v)
+
+
+def headline(result: dict[str, Any]) -> list[str]:
+    """One line: the three GRPO step variants and the rewards' share of each."""
+    parts = []
+    for v in (result.get("variants") or {}).values():
+        st = v.get("step_us", {}).get("median_us")
+        share = v.get("rewards_share")
+        if st is None or share is None:
+            continue
+        parts.append(f"{v.get('label', '?')} {_fmt(st / 1e3)} ms ({100 * share:.2g} % rewards)")
+    if not parts:
+        return []
+    quick = " (quick configuration)" if result.get("meta", {}).get("quick") else ""
+    return [f"- GRPO step (`python -m bench.step`{quick}), medians: " + "; ".join(parts) + "."]
+
+
+def targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """``rewards_share_of_step``: zero_jax's rewards inside the jitted update at most
+    0.1 % of the step (not measured without a run, or from the quick configuration,
+    whose tiny model is no GRPO step)."""
+    from bench.targets import target
+
+    share = None
+    if result and not result.get("meta", {}).get("quick"):
+        share = (result.get("variants", {}).get("jax_in_step") or {}).get("rewards_share")
+    details: dict[str, Any] = {}
+    if share is not None:
+        details["rewards' share of the jitted step, %"] = round(100 * share, 3)
+        rw = result["variants"]["jax_in_step"]["rewards_us"]["median_us"] if result else None
+        details["rewards µs (jitted alone, an upper bound)"] = round(rw, 1) if rw else None
+    return [
+        target(
+            "rewards_share_of_step",
+            f"zero_jax's rewards inside the jitted GRPO step at most {100 * SHARE_TARGET:g} % "
+            "of it (`python -m bench.step`)",
+            17,
+            {"share": None if share is None else share <= SHARE_TARGET},
+            details,
+        )
+    ]
+
+
+def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
+    """The GRPO step section of bench/RESULTS.md (``results_dir``: where step.png is,
+    relative to the document)."""
+    meta = result.get("meta", {})
+    cfg = meta.get("config", {})
+    variants = result.get("variants", {})
+    out = [
+        f"`{meta.get('command', 'python -m bench.step').strip()}` (started "
+        f"{meta.get('started', '?')}, {_num(meta.get('duration_s'))} s"
+        + (", quick configuration" if meta.get("quick") else "")
+        + f"): one GRPO update of {_num(cfg.get('prompts'))} prompts × "
+        f"{_num(cfg.get('samples'))} samples (answer ids in an alphabet of "
+        f"{_num(cfg.get('num_answers'))}), a linear policy head {_num(cfg.get('hidden'))} → "
+        f"{_num(cfg.get('vocab'))} over {_num(cfg.get('T'))} tokens per sample, log-probs "
+        "gathered at the sampled tokens, Adam (optax). The rewards are consensus, "
+        "pseudo-rewards, the band (`curriculum_mask`) and group advantages. The variants run "
+        f"interleaved in one process, {_num(cfg.get('steps'))} steps each.",
+        "",
+        "| variant | step ms | rewards µs | rewards' share of the step | step / in-jit step |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    base = (variants.get("jax_in_step") or {}).get("step_us", {}).get("median_us")
+    for name, v in variants.items():
+        st = v.get("step_us", {})
+        rw = v.get("rewards_us", {})
+        if not st:
+            continue
+        spread = (st["p75_us"] - st["p25_us"]) / st["median_us"] * 50
+        rspread = (rw["p75_us"] - rw["p25_us"]) / rw["median_us"] * 50 if rw.get("median_us") else 0
+        share = v.get("rewards_share")
+        rel = f"{st['median_us'] / base:.3f}x" if base else "-"
+        out.append(
+            f"| {v.get('label', name)} | {_fmt(st['median_us'] / 1e3)} ±{spread:.0f}% "
+            f"| {_fmt(rw.get('median_us'))} ±{rspread:.0f}% "
+            f"| {f'{100 * share:.2f} %' if share is not None else '-'} "
+            f"| {rel} |"
+        )
+    upd = result.get("update_only_us")
+    if upd:
+        out.append(
+            f"| update alone (advantages given, on the device) | {_fmt(upd['median_us'] / 1e3)} "
+            "| - | - | " + (f"{upd['median_us'] / base:.3f}x" if base else "-") + " |"
+        )
+    out += ["", *[f"- {note}" for note in result.get("notes", [])]]
+    c = meta.get("contention") or {}
+    if c:
+        out.append(
+            f"- Contention: {_num(c.get('contended_steps', 0))} of {_num(c.get('steps', 0))} "
+            f"timed steps ran while other processes used more than "
+            f"{_num(c.get('threshold_cores'))} cores; {_num(c.get('retries', 0))} repeated."
+        )
+    out.append(
+        f"- Machine: {meta.get('machine', {}).get('cpus', '?')} × "
+        f"{meta.get('machine', {}).get('cpu', '?')}; raw samples in `{results_dir}/step.json`"
+    )
+    out += ["", f"![step]({results_dir}/step.png)"]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

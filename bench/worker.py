@@ -4,13 +4,12 @@
 in a fresh process.
 
 Backends: ``jax`` (zero_jax with x64 on, the contract dtypes; every call ends in
-``block_until_ready``), ``torch`` (zero_torch eager), ``torch_compile``
-(``torch.compile`` of the zero_torch functions, default settings), ``numpy``
-(:mod:`bench.numpy_impl`) and ``jax_bare`` (:mod:`bench.bare`: one plain ``jax.jit`` of
-the same math per function, no validation; the reference of the public call's overhead).
-``python -m bench`` times the bare kernels inside the ``jax`` worker, side by side with
-the public calls (a case sent with ``"pair_bare": true``; :func:`measure_paired`); the
-``jax_bare`` worker serves them alone.
+``block_until_ready``), ``jax_sync`` and ``jax_thp`` (the same with a user-side runtime
+setting, :mod:`bench.limits`), ``torch`` (zero_torch eager), ``torch_compile``
+(``torch.compile`` of the zero_torch functions, default settings) and ``numpy``
+(:mod:`bench.numpy_impl`).  A case sent to ``jax`` with ``"pair_plain": true`` is timed
+side by side with a plain ``jax.jit`` of the same math (:mod:`bench.overhead`,
+:func:`measure_paired`).  Only the public API of the library is used.
 """
 
 from __future__ import annotations
@@ -30,8 +29,8 @@ import numpy as np
 
 from bench import cases as C
 
-BACKENDS = ("jax", "jax_bare", "jax_sync", "jax_thp", "torch", "torch_compile", "numpy")
-JAX_BACKENDS = ("jax", "jax_bare", "jax_sync", "jax_thp")
+BACKENDS = ("jax", "jax_sync", "jax_thp", "torch", "torch_compile", "numpy")
+JAX_BACKENDS = ("jax", "jax_sync", "jax_thp")
 
 #: ``jax_sync`` is zero_jax with ``jax_cpu_enable_async_dispatch`` off (each call runs
 #: on the calling thread instead of being handed to a runtime thread).
@@ -57,10 +56,6 @@ class Backend:
             import zero_jax
 
             self.jax, self.lib = jax, zero_jax
-            if name == "jax_bare":
-                from bench import bare
-
-                self.lib = bare
             self.versions["jax"] = jax.__version__
             self.versions["jaxlib"] = getattr(sys.modules.get("jaxlib"), "__version__", "?")
         elif name in ("torch", "torch_compile"):
@@ -104,17 +99,17 @@ class Backend:
             return self._compiled[fn]
         return f
 
-    def bare_call(
+    def plain_call(
         self, case: C.Case, args: list[Any], kwargs: dict[str, Any]
     ) -> Callable[[], Any]:
-        """The bare kernel of ``case`` (:mod:`bench.bare`) as a blocking call; JAX
-        backends only.  ``args`` may be the very arrays a public call uses (already
-        on the device), so that a paired timing reads the same buffers."""
+        """The plain ``jax.jit`` of ``case``'s math (:mod:`bench.overhead`) as a blocking
+        call; JAX backends only.  ``args`` may be the very arrays a public call uses
+        (already on the device), so that a paired timing reads the same buffers."""
         if self.name not in JAX_BACKENDS:
-            raise ValueError(f"no bare kernels for backend {self.name!r}")
-        from bench import bare
+            raise ValueError(f"no plain jit for backend {self.name!r}")
+        from bench import overhead
 
-        f = getattr(bare, case.fn)
+        f = overhead.plain(case.fn)
         a = [self.convert(x) for x in args]
         block = self.jax.block_until_ready
         return lambda: block(f(*a, **kwargs))
@@ -154,14 +149,15 @@ def measure(call: Callable[[], Any], repeats: int, target_s: float) -> dict[str,
 
 
 def measure_paired(
-    call: Callable[[], Any], bare: Callable[[], Any], repeats: int, target_s: float
+    call: Callable[[], Any], plain: Callable[[], Any], repeats: int, target_s: float
 ) -> dict[str, Any]:
-    """``call`` and ``bare`` timed side by side: after both first calls, ``repeats``
+    """``call`` and ``plain`` timed side by side: after both first calls, ``repeats``
     pairs of timed loops of the same length, the order alternating (AB, BA, ...) so
     that a drift of the machine falls on both; returns ``call``'s measurement with
-    ``bare``'s in ``"bare"`` and the per-pair ratios ``call / bare`` in ``"pair_ratios"``."""
+    ``plain``'s in ``"plain"`` and the per-pair ratios ``call / plain`` in
+    ``"pair_ratios"``."""
     out: dict[str, Any] = {}
-    for name, f in (("call", call), ("bare", bare)):
+    for name, f in (("call", call), ("plain", plain)):
         t0 = time.perf_counter()
         f()
         out[name] = {"first_s": time.perf_counter() - t0}
@@ -170,14 +166,14 @@ def measure_paired(
     call()
     one = max(time.perf_counter() - t0, 1e-7)
     inner = max(1, min(200_000, int(target_s / one)))
-    samples: dict[str, list[float]] = {"call": [], "bare": []}
-    faults = {"call": 0, "bare": 0}
+    samples: dict[str, list[float]] = {"call": [], "plain": []}
+    faults = {"call": 0, "plain": 0}
     gc.disable()
     try:
         for i in range(repeats):
-            order = ("call", "bare") if i % 2 == 0 else ("bare", "call")
+            order = ("call", "plain") if i % 2 == 0 else ("plain", "call")
             for name in order:
-                f = call if name == "call" else bare
+                f = call if name == "call" else plain
                 f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
                 t0 = time.perf_counter()
                 for _ in range(inner):
@@ -193,27 +189,27 @@ def measure_paired(
             faults_per_call=faults[name] / (repeats * inner),
         )
     result = out["call"]
-    result["bare"] = out["bare"]
-    result["pair_ratios"] = [a / b for a, b in zip(samples["call"], samples["bare"], strict=True)]
+    result["plain"] = out["plain"]
+    result["pair_ratios"] = [a / b for a, b in zip(samples["call"], samples["plain"], strict=True)]
     return result
 
 
 def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float, send) -> None:
-    """Time each case; a spec with ``"pair_bare": true`` (backend ``jax``) is timed
-    side by side with its bare kernel (:func:`measure_paired`)."""
+    """Time each case; a spec with ``"pair_plain": true`` (backend ``jax``) is timed
+    side by side with a plain jit of the same math (:func:`measure_paired`)."""
     for spec in specs:
         case = C.Case.from_json(spec)
         result: dict[str, Any] = {"key": case.key}
         try:
             args, kwargs = C.build(case)
-            if spec.get("pair_bare"):
+            if spec.get("pair_plain"):
                 args = [backend.convert(x) for x in args]  # one set of buffers for both
             call = backend.call(case, args, kwargs)
-            if spec.get("pair_bare"):
+            if spec.get("pair_plain"):
                 # 10x the pairs of 1/10 the length: the same time as two backends'
                 # loops, and a median of ratios that a few disturbed loops cannot move
-                bare = backend.bare_call(case, args, kwargs)
-                result.update(measure_paired(call, bare, 10 * repeats, target_s / 10))
+                plain = backend.plain_call(case, args, kwargs)
+                result.update(measure_paired(call, plain, 10 * repeats, target_s / 10))
             else:
                 result.update(measure(call, repeats, target_s))
         except Exception as e:  # noqa: BLE001 - reported in the table, the run goes on
@@ -241,22 +237,20 @@ def dispatch(backend: Backend, repeats: int, target_s: float) -> dict[str, Any]:
 
 
 def _jax_dispatch_parts(backend: Backend, repeats: int, target_s: float) -> dict[str, Any]:
-    """Where an eager JAX call's time goes: a bare jitted kernel of the same shape,
-    the validation alone, and ``block_until_ready`` of a ready array."""
+    """Where an eager JAX call's time goes: a plain jitted function of the same shape
+    (no validation) and ``block_until_ready`` of a ready array."""
     jax = backend.jax
     jnp = jax.numpy
-    from zero_jax import _checks
 
     p = jax.device_put(np.full(8, 0.25, np.float32))
-    bare = jax.jit(lambda x: 1 - 2 * jnp.abs(x - 0.5))
+    plain = jax.jit(lambda x: 1 - 2 * jnp.abs(x - 0.5))
 
     def time_of(f):
         return float(np.median(measure(f, repeats, target_s)["samples_s"]))
 
     return {
-        "_jax_bare_jit_call": time_of(lambda: bare(p).block_until_ready()),
-        "_jax_validate_floating": time_of(lambda: _checks.arrays("uncertainty_reward", p)),
-        "_jax_block_until_ready": time_of(lambda: p.block_until_ready()),
+        "_plain_jit_call": time_of(lambda: plain(p).block_until_ready()),
+        "_block_until_ready": time_of(lambda: p.block_until_ready()),
     }
 
 

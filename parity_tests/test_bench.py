@@ -1,11 +1,16 @@
-"""The bench: ``python -m bench --quick`` runs end to end and writes the JSON (no
-timing thresholds: timings are noisy), and the NumPy implementation the bench
-times agrees with zero_jax, so that its timings compare like with like."""
+"""The bench: ``python -m bench --quick`` runs end to end, writes outside the repository by
+default (``git status`` stays clean) and reports targets without data as "not measured";
+the grid registry builds every case; the NumPy implementation the bench times agrees
+with zero_jax, so that its timings compare like with like.  No timing thresholds:
+timings are noisy."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,8 +20,10 @@ import numpy as np
 import pytest
 
 import zero_jax
+import zero_torch
 from bench import cases as C
-from bench import numpy_impl
+from bench import numpy_impl, output, overhead
+from bench import targets as TG
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,31 +70,119 @@ def test_numpy_implementation_agrees_with_zero_jax(case):
         _check(got, want, case.key)
 
 
-def test_quick_run_writes_the_json(tmp_path):
-    backends = "jax,jax_bare,numpy"
-    if importlib.util.find_spec("torch") is not None:
-        backends = "jax,jax_bare,torch,numpy"
+def test_the_registry_covers_public_functions_with_distinct_cases():
+    assert C.FUNCTIONS and set(C.FUNCTIONS) == set(C.BENCHES)
+    for fn in C.FUNCTIONS:
+        assert fn in zero_jax.__all__ and fn in zero_torch.__all__, fn
+        entry = C.BENCHES[fn]
+        assert entry.full and entry.quick and entry.dispatch, fn
+        assert all(c.B == 8 for c in entry.dispatch), fn
+    for grid in (C.full_grid(), C.quick_grid(), C.dispatch_cases()):
+        keys = [c.key for c in grid]
+        assert len(keys) == len(set(keys))
+        assert {c.fn for c in grid} == set(C.FUNCTIONS)
+    # every quick function has a B >= 4,096 row, so that the quick run compares with torch
+    assert {c.fn for c in C.quick_grid() if c.B >= 4096} >= set(C.FUNCTIONS) - {"hint_delta"}
+
+
+def test_grid_specs_multiply_out_and_cases_round_trip():
+    cases = C._grid(
+        "consensus", [{"K": (8, 16), "n": 16, "B": (256, 4096)}, {"B": 7, "K": 1, "n": 2}]
+    )
+    assert [c.key for c in cases] == [
+        "consensus[K=8,n=16]@B=256",
+        "consensus[K=8,n=16]@B=4096",
+        "consensus[K=16,n=16]@B=256",
+        "consensus[K=16,n=16]@B=4096",
+        "consensus[K=1,n=2]@B=7",
+    ]
+    for case in C.full_grid():
+        assert C.Case.from_json(case.to_json()) == case
+    assert C.Case("consensus", 4, K=8, n=1_000_000).variant == "K=8,n=1M"
+    with pytest.raises(ValueError, match="not a public function"):
+        C.register("no_such_reward", full=[], quick=[], dispatch=[], out_bytes=lambda c: 0)
+
+
+def test_io_bytes_count_inputs_and_outputs():
+    case = C.Case("group_advantages", 4096, K=8)
+    args, _ = C.build(case)
+    assert C.io_bytes(case) == args[0].nbytes + C.output_nbytes(case) == 2 * 4 * 4096 * 8
+    streaming = C.streaming_families()
+    assert "challenger_rewards[dense]" in streaming and "uncertainty_reward" in streaming
+    assert (
+        "challenger_rewards[arbitrary]" not in streaming and "consensus[K=8,n=16]" not in streaming
+    )
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    """A digest of every file the repository tracks in bench/ and of README.md (the files
+    a bench run could overwrite)."""
+    files = [p for p in (root / "bench").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    files.append(root / "README.md")
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+def _git_status(root: Path) -> str | None:
+    if shutil.which("git") is None or not (root / ".git").exists():
+        return None
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--out", str(tmp_path), "--backends", backends],
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def test_quick_run_writes_outside_the_repository_and_reports_without_data_as_not_measured(
+    tmp_path,
+):
+    backends = "jax,numpy"
+    if importlib.util.find_spec("torch") is not None:
+        backends = "jax,torch,numpy"
+    before, status = _tree_digest(ROOT), _git_status(ROOT)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the default scratch directory lives here
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--backends", backends],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    result = json.loads((tmp_path / "latest.json").read_text())
+    assert _tree_digest(ROOT) == before, "a quick run changed files of the repository"
+    assert _git_status(ROOT) == status
+    out = tmp_path / output.scratch().name
+    result = json.loads((out / "latest.json").read_text())
     assert {"meta", "copy_bandwidth", "rows", "dispatch_us_B8", "rss", "targets"} <= set(result)
     assert result["meta"]["quick"] is True
     assert result["copy_bandwidth"]["prealloc_GBps"] > 0
-    fns = {r["fn"] for r in result["rows"]}
-    assert fns == set(C.FUNCTIONS)
+    assert {r["fn"] for r in result["rows"]} == set(C.FUNCTIONS)
     for row in result["rows"]:
         for b in backends.split(","):
-            assert row["backends"][b]["median_us"] > 0, (row["key"], b)
+            if b != "numpy" or hasattr(numpy_impl, row["fn"]):
+                assert row["backends"][b]["median_us"] > 0, (row["key"], b)
         assert row["bytes"] > 0
     assert result["dispatch_us_B8"]["jax"]["uncertainty_reward"] > 0
-    assert {1, 2, 4, 5, 6} <= {t["target"] for t in result["targets"]}
-    assert all(row["public_over_bare"] > 0 for row in result["rows"])
+    # the overhead report: every covered quick case, timed against its plain jit
+    paired = {r["key"] for r in result["overhead"]["rows"]}
+    assert paired == {c.key for c in C.quick_grid() if overhead.covers(c)} != set()
+    assert all(
+        r["public_over_plain"] > 0 and r["plain_us"]["median_us"] > 0
+        for r in result["overhead"]["rows"]
+    )
+    # targets: named, with a status each; a quick grid has no B = 16M row, so the bandwidth
+    # target is not measured (never met without data), in the JSON and in the printed summary
+    by = {t["name"]: t for t in result["targets"]}
+    assert set(by) == {t.__name__ for t in TG.GRID_TARGETS}
+    assert all(t["status"] in (TG.MET, TG.NOT_MET, TG.NOT_MEASURED) for t in by.values())
+    assert by["bandwidth_vs_copy"]["status"] == TG.NOT_MEASURED
+    assert by["vote_independent_of_alphabet"]["status"] != TG.MET  # no n=16 / n=1M pair
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("target bandwidth_vs_copy"))
+    assert "NOT MEASURED" in line
+    assert by["public_over_plain_jit"]["status"] != TG.NOT_MEASURED
     # every timed chunk's contention is recorded, with its repeats
     contention = result["meta"]["contention"]
     assert contention["chunks_timed"] == len(contention["chunks"]) > 0
@@ -100,6 +195,46 @@ def test_quick_run_writes_the_json(tmp_path):
     for block in limits.values():
         for row in block["rows"]:
             assert row["default"]["median_us"] > 0 and row["setting"]["median_us"] > 0
-    assert (tmp_path / "throughput.png").stat().st_size > 0
-    assert (tmp_path / "ratio.png").stat().st_size > 0
+    for png in ("throughput.png", "ratio.png", "overhead.png"):
+        assert (out / png).stat().st_size > 0
+    doc = (out / "RESULTS.md").read_text()
+    assert "(./latest.json)" not in doc and "`./latest.json`" in doc
+    assert "| `bandwidth_vs_copy` |" in doc and "quick subset" in doc
     assert "| function" in proc.stdout
+
+
+def test_a_quick_run_never_writes_the_committed_results(capsys):
+    from bench.__main__ import main
+
+    before = _tree_digest(ROOT)
+    with pytest.raises(SystemExit, match="never replaces the committed results"):
+        main(["--quick", "--update-committed"])
+    with pytest.raises(SystemExit, match="never replaces the committed results"):
+        main(["--quick", "--out", str(output.COMMITTED)])
+    with pytest.raises(SystemExit, match="the committed results are the whole grid"):
+        main(["--update-committed", "--only", "consensus"])
+    assert _tree_digest(ROOT) == before
+
+
+def test_missing_extras_end_with_one_line_naming_the_install(monkeypatch):
+    from bench import extras
+    from bench.__main__ import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        extras.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("torch", "matplotlib") else real(name, *a),
+    )
+    with pytest.raises(SystemExit) as info:
+        main(["--quick"])
+    message = str(info.value)
+    assert "\n" not in message and 'pip install -e ".[bench]"' in message
+    assert "torch" in message and "matplotlib" in message
+    # without torch backends and plots, nothing is missing: the check passes
+    assert extras.missing({"numpy": "numpy"}) == []
+    monkeypatch.setattr(
+        output, "directory", lambda *a, **k: (_ for _ in ()).throw(SystemExit("ran"))
+    )
+    with pytest.raises(SystemExit, match="ran"):
+        main(["--quick", "--backends", "jax,numpy", "--no-plot"])

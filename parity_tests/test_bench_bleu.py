@@ -15,14 +15,17 @@ from bench import bleu  # noqa: E402
 
 
 def test_bench_bleu_small_batch(tmp_path):
-    out = tmp_path / "bleu.json"
-    assert bleu.main(["--n", "96", "--repeats", "2", "--out", str(out)]) == 0
-    result = json.loads(out.read_text())
+    assert bleu.main(["--n", "96", "--repeats", "2", "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "bleu.json").read_text())
     assert result["same_partition"] is True
     assert result["n"] == 96 and result["pairs"] == 96 * 95 // 2
     assert len(result["zero_text_seconds"]) == 2 and result["published_seconds"][0] > 0
     # The generated batch has near-duplicates, so some clusters hold several questions.
     assert 1 < result["clusters"] < 96
+    # its section of the report, rendered by its own module
+    text = bleu.markdown(result, "results")
+    assert "96 generated challenger questions" in text and "the same partition" in text
+    assert bleu.headline(result)[0].startswith("- BLEU repetition clustering")
 
 
 def test_generated_questions_are_deterministic():

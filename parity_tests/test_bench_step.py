@@ -1,6 +1,6 @@
 """``python -m bench.step --quick`` (the GRPO step bench, tiny configuration) runs end
-to end and writes its JSON and plot, and the report renders its section.  No timing
-thresholds: timings are noisy."""
+to end and writes its JSON and plot where it is told, and its module renders its section
+of the report (a separately-run case).  No timing thresholds: timings are noisy."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import report, step
+from bench import render, separate, step
+from bench import targets as TG
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,8 +50,13 @@ def test_quick_step_writes_the_json(tmp_path):
 
     # the report's section, from a results directory holding latest.json and step.json
     latest = json.loads((ROOT / "bench" / "results" / "latest.json").read_text())
-    text = report.markdown(latest, step=result)
-    assert "## Rewards inside a GRPO step (issue 13)" in text
+    (tmp_path / "latest.json").write_text(json.dumps(latest))
+    loaded = separate.load(tmp_path)
+    text = render.markdown(latest, loaded, results_dir="results")
+    assert "## Rewards inside a GRPO step\n\n`python -m bench.step --quick" in text
     for label in step.LABELS.values():
         assert f"| {label} |" in text
     assert "![step](results/step.png)" in text
+    # a quick configuration is no GRPO step: its share is not the target's measure
+    (t,) = step.targets(result)
+    assert t["status"] == TG.NOT_MEASURED

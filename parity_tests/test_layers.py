@@ -189,9 +189,7 @@ def test_the_library_reaches_no_module_by_a_name_string(package):
 
 # --------------------------------------------------------------------------- applications
 #: Application modules allowed to reach into a library package's private parts, and why.
-PRIVATE_USE = {
-    "bench.worker": "times zero_jax's validation step alone (zero_jax._checks.arrays)",
-}
+PRIVATE_USE: dict[str, str] = {}
 
 
 def private_uses(source: str) -> list[tuple[int, str]]:
