@@ -121,40 +121,52 @@ def hyper_values(
     spec: Contract | str,
     values: Mapping[str, Any],
     number: Callable[[str, Any], float | None],
+    *,
+    keep_traced: bool = False,
 ) -> dict[str, Any]:
     """Validate hyper-parameters by their contract; returns their Python values.
 
-    ``number(name, x)`` turns a real hyper-parameter into a float, or ``None`` when
-    it is traced (it raises ``TypeError`` for anything that is not a real scalar).
+    ``values`` holds every hyper-parameter of the contract by name.  ``number(name, x)``
+    turns a real hyper-parameter into a float, or ``None`` when it is traced (it raises
+    ``TypeError`` for anything that is not a real scalar); a traced value is returned
+    as ``None``, or as it is with ``keep_traced``.
     """
     spec = contract(spec)
     out: dict[str, Any] = {}
-    for name, value in values.items():
-        h = spec.hyper(name)
-        if h.kind == "real":
-            v = number(name, value)
-            if v is not None and (
-                not math.isfinite(v) or (h.lo is not None and v < h.lo)
-                or (h.hi is not None and v > h.hi)
+    for h in spec.hypers:
+        name = h.name
+        value = values[name]
+        kind = h.kind
+        if kind == "real":
+            v = value if type(value) is float else number(name, value)
+            if v is None:
+                out[name] = value if keep_traced else None
+                continue
+            if not math.isfinite(v) or (h.lo is not None and v < h.lo) or (
+                h.hi is not None and v > h.hi
             ):
                 raise ValueError(msg.OUT_OF_RANGE.format(name=name, expected=h.expected, value=v))
             out[name] = v
-        elif h.kind == "count":
-            out[name] = None if (value is None and h.optional) else _count(name, value)
-            if out[name] is not None and h.hi is not None and out[name] > h.hi:
+        elif kind == "count":
+            if value is None and h.optional:
+                out[name] = None
+                continue
+            v = value if type(value) is int and value >= 1 else _count(name, value)
+            if h.hi is not None and v > h.hi:
                 raise ValueError(msg.TOO_LARGE.format(name=name, limit=int(h.hi), value=value))
-        elif h.kind == "int":
-            v = _static_int(name, value, msg.NOT_INT_PARAM)
+            out[name] = v
+        elif kind == "int":
+            v = value if type(value) is int else _static_int(name, value, msg.NOT_INT_PARAM)
             if h.lo is not None and v < h.lo:
                 raise ValueError(msg.TOO_SMALL.format(name=name, low=int(h.lo), value=v))
             out[name] = v
         else:
-            if not isinstance(value, str) or value not in h.choices:
+            if type(value) is not str or value not in h.choices:
                 raise ValueError(msg.CHOICE.format(name=name, allowed=h.choices, value=value))
             out[name] = value
     for order in spec.constraints:
-        lo, hi = out.get(order.low), out.get(order.high)
-        if lo is not None and hi is not None and lo > hi:
+        lo, hi = out[order.low], out[order.high]
+        if type(lo) is float and type(hi) is float and lo > hi:
             raise ValueError(
                 msg.ORDER.format(low=order.low, high=order.high, low_value=lo, high_value=hi)
             )

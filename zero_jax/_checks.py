@@ -23,6 +23,7 @@ caches and ``functools`` caches of plain Python values.
 from __future__ import annotations
 
 import functools
+import math
 import re
 import string
 import threading
@@ -34,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from zero_contracts import Contract
+from zero_contracts import CONTRACTS, Contract
 from zero_contracts import messages as msg
 from zero_contracts import validate as V
 
@@ -160,18 +161,21 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     64-bit integer ids outside the 32-bit range raise ``ValueError`` whether they come
     as NumPy arrays or as JAX arrays made while x64 was on.
     """
-    spec = V.contract(contract)
-    return tuple(_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True))
+    spec = CONTRACTS[contract] if type(contract) is str else contract
+    return tuple([_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True)])
 
 
 def _to_array(name: str, x: Any) -> Any:
-    if x is None:
-        return None
     if isinstance(x, jax.Array):
-        if not isinstance(x, jax.core.Tracer) and _wide_ints(x.dtype):
-            for shard in x.addressable_shards:  # an x64 array used with x64 off
+        dtype = x.dtype
+        if dtype.itemsize == 8 and dtype.kind in "iu" and not isinstance(x, jax.core.Tracer) and (
+            int_dtype() != np.int64
+        ):  # 64-bit ids made while x64 was on, used with x64 off
+            for shard in x.addressable_shards:
                 _check_narrow(name, np.asarray(shard.data))
         return x
+    if x is None:
+        return None
     if isinstance(x, (str, bytes)):
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__))
     try:
@@ -204,19 +208,22 @@ def kernel(contract: Contract | str) -> Callable[[F], F]:
 
     The kernel's leading positional parameters are the contract's arrays in order,
     then its hyper-parameters by their contract names (further derived values may
-    follow); the contract's static hyper-parameters are the jit's static arguments.
+    follow); the contract's static hyper-parameters are the jit's static arguments,
+    and a real one left out (see :func:`hypers`) is its contract default, a constant of
+    the compiled kernel.
     Kinds, ranks and shapes are checked with the same code as the torch twin's
     (:mod:`zero_contracts.validate`) each time the kernel traces: once per signature,
     also under ``vmap`` and inside a user's ``jit``.
     """
     spec = V.contract(contract)
     statics = tuple(h.name for h in spec.hypers if h.static)
+    defaults = {h.name: h.default for h in spec.hypers if h.kind == "real"}
 
     def wrap(body: F) -> F:
         @functools.wraps(body)
         def traced(*args: Any, **kwargs: Any) -> Any:  # runs only while tracing
             _check_arrays(spec, args[: len(spec.args)])
-            return body(*args, **kwargs)
+            return body(*args, **{**defaults, **kwargs})
 
         return jax.jit(traced, static_argnames=statics)  # type: ignore[return-value]
 
@@ -266,14 +273,18 @@ def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
     """Validate hyper-parameters by their contract; the kernel's keyword arguments.
 
     Static ones become Python ints / strings; a concrete real one becomes a Python
-    float (a plain jit argument: changing it never recompiles); a traced real one
-    passes through (its range is a data rule of the kernel, see :func:`invalid`).
+    float, a plain jit argument (changing it never recompiles), except that one equal
+    to its contract default is left out, so the kernel compiles the default in (a
+    Python float passed to jit is converted on every call, a few microseconds); a
+    traced real one passes through (its range is a data rule of the kernel, see
+    :func:`invalid`).
     """
-    spec = V.contract(contract)
-    out = V.hyper_values(spec, values, _number)
+    spec = CONTRACTS[contract] if type(contract) is str else contract
+    out = V.hyper_values(spec, values, _number, keep_traced=True)
     for h in spec.hypers:
-        if h.kind == "real" and out[h.name] is None:
-            out[h.name] = values[h.name]
+        v = out[h.name]
+        if h.kind == "real" and type(v) is float and v == h.default and math.copysign(1, v) > 0:
+            del out[h.name]
     return out
 
 

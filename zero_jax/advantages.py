@@ -17,7 +17,6 @@ from jax import lax
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
-from zero_jax.primitives import exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
 
@@ -114,7 +113,7 @@ def _advantages(
         _, _, std = _moments(r, m, ddof, axis=(-2, -1))
     adv = r - mean
     if scale != "none":
-        adv = exact_div(adv, std + jnp.asarray(eps, r.dtype))
+        adv = adv / (std + jnp.asarray(eps, r.dtype))  # XLA may multiply by 1 / (std + eps)
     hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
     lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
     zero = hi == lo  # all kept rewards equal, including empty and one-sample groups

@@ -112,8 +112,9 @@ def solver_rewards(
     """
     a, v = _c.arrays("solver_rewards", answers, format_valid)
     h = _c.hypers("solver_rewards", num_answers=num_answers, alpha=alpha, method=method)
-    concrete = isinstance(h["alpha"], float)
-    return _solver(a, v, **h, beta=complement_weight(h["alpha"]) if concrete else None)
+    if isinstance(h.get("alpha"), float):  # a Python alpha: 1 - alpha taken in decimal here
+        h["beta"] = complement_weight(h["alpha"])
+    return _solver(a, v, **h)
 
 
 @_c.kernel("solver_rewards")
@@ -123,12 +124,14 @@ def _solver(
     num_answers: int,
     alpha: float | jax.Array,
     method: str,
-    beta: float | jax.Array | None,
+    beta: float | jax.Array | None = None,
 ) -> jax.Array:
     bad = _c.invalid("solver_rewards", answers=answers, num_answers=num_answers, alpha=alpha)
     dtype = _c.float_dtype()
+    if beta is None:  # the default alpha is a constant here; a traced one has no decimal
+        beta = complement_weight(alpha) if isinstance(alpha, float) else 1 - alpha
     alpha = jnp.asarray(alpha, dtype)
-    weight = 1 - alpha if beta is None else jnp.asarray(beta, dtype)
+    weight = jnp.asarray(beta, dtype)
     labels, _ = vote(answers, num_answers, method)
     agree = ids_equal(answers, labels[..., None]).astype(dtype)
     reward = alpha * agree + weight * format_valid.astype(dtype)
