@@ -27,7 +27,6 @@ from decimal import Decimal
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import zero_jax
