@@ -34,13 +34,15 @@ from zero_lab.jax_backend import _x64
 
 __all__ = [
     "ALPHABET",
-    "Axis",
     "CHALLENGER_B_MAX",
     "HINT_BASE_LOGP",
+    "Axis",
     "axes",
     "build",
-    "decode",
+    "challenger_batch",
+    "challenger_combos",
     "encode",
+    "hint_inputs",
 ]
 
 #: Digits of the palette indices in ``encode`` (a cell is ``width`` of these).
@@ -110,19 +112,6 @@ def encode(values: Any) -> dict[str, Any]:
         rest //= len(ALPHABET)
     chars = np.array(list(ALPHABET))[digits]
     return {"u": palette.tolist(), "w": width, "s": "".join(chars.ravel().tolist()), "n": flat.size}
-
-
-def decode(table: dict[str, Any]) -> list[Any]:
-    """Inverse of ``encode`` (flat list), as the page's script reads a table."""
-    w, s = table["w"], table["s"]
-    pos = {c: i for i, c in enumerate(ALPHABET)}
-    out = []
-    for k in range(table["n"]):
-        idx = 0
-        for ch in s[k * w : (k + 1) * w]:
-            idx = idx * len(ALPHABET) + pos[ch]
-        out.append(table["u"][idx])
-    return out
 
 
 def _list(x: Any) -> list[Any]:
