@@ -2,8 +2,8 @@
 
 Runs every lab (or those named with ``--lab``) on the chosen backend, prints an
 aligned table (lab, target action, p0, p_final, gain, pass) followed by one line
-per lab on what it teaches, optionally writes JSON and a plot, and exits non-zero
-when any lab fails.
+per lab on what it teaches, optionally writes JSON, a plot and the explanation page
+(``--html``, ``zero_lab.explain``), and exits non-zero when any lab fails.
 """
 
 from __future__ import annotations
@@ -129,6 +129,9 @@ def _parser(default_backend: str) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.add_argument("--plot", metavar="FILE.png", help="write the target-probability figure")
+    p.add_argument(
+        "--html", metavar="PATH", help="write the explanation page (one self-contained file)"
+    )
     return p
 
 
@@ -168,6 +171,10 @@ def main(
     passed = all(r.passed for r in results)
     if args.plot:
         write_plot(results, args.plot, args.backend)
+    if args.html:
+        from zero_lab.explain import write_html
+
+        write_html(results, args.html, args.backend)
     if args.json:
         payload: dict[str, Any] = {
             "backend": args.backend,
@@ -190,6 +197,8 @@ def main(
         print(format_table(results))
         if args.plot:
             print(f"\nplot written to {args.plot}")
+        if args.html:
+            print(f"\nexplanation page written to {args.html}")
     return 0 if passed else 1
 
 
