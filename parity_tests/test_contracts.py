@@ -37,8 +37,7 @@ def test_signature_matches_the_contract(package, name):
             inspect.Parameter.POSITIONAL_OR_KEYWORD
         )
         assert p.kind is want, p
-        required = h.kind == "count" and not h.optional
-        assert (p.default is p.empty) if required else (p.default == h.default), p
+        assert (p.default is p.empty) if h.required else (p.default == h.default), p
 
 
 @pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])

@@ -14,10 +14,13 @@ from zero_contracts import docs, messages
 from zero_contracts._version import __version__ as __version__
 from zero_contracts.constants import (
     ADVANTAGE_PRESETS,
+    AGGREGATIONS,
+    BASELINES,
     MAX_TABLE,
     SCALES,
     SINGLETONS,
     VOTE_METHODS,
+    VoteMetrics,
     choose_vote_method,
     complement_weight,
     vote_alphabet,
@@ -36,6 +39,8 @@ from zero_contracts.spec import (
 
 __all__ = [
     "ADVANTAGE_PRESETS",
+    "AGGREGATIONS",
+    "BASELINES",
     "CONTRACTS",
     "MAX_TABLE",
     "OUTPUT_RULES",
@@ -48,6 +53,7 @@ __all__ = [
     "Hyper",
     "Order",
     "Paper",
+    "VoteMetrics",
     "choose_vote_method",
     "complement_weight",
     "docs",

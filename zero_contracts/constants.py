@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import functools
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "ADVANTAGE_PRESETS",
+    "AGGREGATIONS",
+    "BASELINES",
     "SCALES",
     "SINGLETONS",
     "VOTE_METHODS",
+    "VoteMetrics",
     "MAX_TABLE",
     "choose_vote_method",
     "complement_weight",
@@ -26,9 +29,13 @@ MAX_TABLE = 2**28
 #: Voting methods of ``consensus`` / ``solver_rewards`` / ``majority_vote``.
 VOTE_METHODS = ("auto", "one_hot", "segment_sum", "pairwise")
 
-#: ``group_advantages(scale=...)`` and ``group_advantages(singleton=...)``.
+#: ``group_advantages(scale=...)``, ``(singleton=...)`` and ``(baseline=...)``.
 SCALES = ("group", "batch", "none")
 SINGLETONS = ("zero", "raw")
+BASELINES = ("mean", "leave_one_out")
+
+#: ``multi_reward_advantages(aggregation=...)``: TRL's two names (GDPO is the second).
+AGGREGATIONS = ("sum_then_normalize", "normalize_then_sum")
 
 #: Keyword sets that reproduce published defaults, e.g.
 #: ``group_advantages(r, **ADVANTAGE_PRESETS["verl"])``.  They differ from those
@@ -47,7 +54,20 @@ ADVANTAGE_PRESETS: dict[str, dict[str, Any]] = {
     "trl_batch": {"scale": "batch", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
     # Dr. GRPO (TRL scale_rewards="none"): mean-centring only.
     "dr_grpo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero"},
+    # RLOO (TRL RLOOTrainer, verl "rloo", Tunix "rloo"): r_i minus the mean of the
+    # group's other rewards, unscaled.
+    "rloo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero",
+             "baseline": "leave_one_out"},
 }
+
+
+class VoteMetrics(NamedTuple):
+    """What ``vote_metrics`` returns in both twins (each a scalar of the batch)."""
+
+    label_accuracy: Any  # share of questions whose voted label is the truth
+    reward_accuracy: Any  # share of trained answers whose pseudo reward is their true reward
+    majority_ratio: Any  # mean share of the K votes that the winning label got
+    maj_at_k: Any  # share of questions whose majority over the trained answers is the truth
 
 
 def choose_vote_method(method: str, num_answers: int, k: int) -> str:

@@ -30,6 +30,7 @@ _SHORT = {
     "vote": "dtype of `answers`, int",
     "bool": "bool",
     "count": "int",
+    "metrics": "float",
 }
 
 
@@ -85,8 +86,7 @@ def signature_text(spec: Contract) -> str:
         if h.keyword_only and not star:
             parts.append("*")
             star = True
-        required = h.kind == "count" and not h.optional
-        parts.append(h.name if required else f"{h.name}={_default(h.default)}")
+        parts.append(h.name if h.required else f"{h.name}={_default(h.default)}")
     return f"{spec.name}({', '.join(parts)})"
 
 

@@ -54,6 +54,8 @@ NOT_INT_PARAM = "{name} must be a Python int, got {got}"
 TOO_SMALL = "{name} must be >= {low}, got {value}"
 CHOICE = "{name} must be one of {allowed}, got {value!r}"
 ORDER = "need {low} <= {high}, got {low}={low_value:.7g} > {high}={high_value:.7g}"
+K_TOO_LARGE = "k must be <= the number of samples N={n}, got k={k}"
+TRAINED_TOO_LARGE = "trained must be <= the number of answers K={k}, got trained={trained}"
 TABLE_TOO_LARGE = (
     "method={method!r} counts into a [B, num_answers] table of {size} entries (more "
     "than {limit}): use method='pairwise' (or 'auto'), whose cost does not depend on "

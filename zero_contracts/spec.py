@@ -33,7 +33,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zero_contracts.constants import MAX_TABLE, SCALES, SINGLETONS, VOTE_METHODS
+from zero_contracts.constants import (
+    AGGREGATIONS,
+    BASELINES,
+    MAX_TABLE,
+    SCALES,
+    SINGLETONS,
+    VOTE_METHODS,
+)
 
 __all__ = [
     "CONTRACTS",
@@ -89,6 +96,72 @@ PAPERS: dict[str, Paper] = {
         2026,
         "2603.09206",
     ),
+    "rloo": Paper(
+        "rloo",
+        "RLOO",
+        "Back to Basics: Revisiting REINFORCE Style Optimization for Learning from Human "
+        "Feedback in LLMs",
+        "Arash Ahmadian et al.",
+        2024,
+        "2402.14740",
+    ),
+    "gdpo": Paper(
+        "gdpo",
+        "GDPO",
+        "GDPO: Group reward-Decoupled Normalization Policy Optimization for Multi-reward RL "
+        "Optimization",
+        "Shih-Yang Liu et al.",
+        2026,
+        "2601.05242",
+    ),
+    "intuitor": Paper(
+        "intuitor",
+        "Intuitor",
+        "Learning to Reason without External Rewards",
+        "Xuandong Zhao et al.",
+        2025,
+        "2505.19590",
+    ),
+    "em": Paper(
+        "em",
+        "EM-RL",
+        "The Unreasonable Effectiveness of Entropy Minimization in LLM Reasoning",
+        "Shivam Agarwal et al.",
+        2025,
+        "2505.15134",
+    ),
+    "ttrl": Paper(
+        "ttrl",
+        "TTRL",
+        "TTRL: Test-Time Reinforcement Learning",
+        "Yuxin Zuo et al.",
+        2025,
+        "2504.16084",
+    ),
+    "codex": Paper(
+        "codex",
+        "Codex",
+        "Evaluating Large Language Models Trained on Code",
+        "Mark Chen et al.",
+        2021,
+        "2107.03374",
+    ),
+    "dapo": Paper(
+        "dapo",
+        "DAPO",
+        "DAPO: An Open-Source LLM Reinforcement Learning System at Scale",
+        "Qiying Yu et al.",
+        2025,
+        "2503.14476",
+    ),
+    "azr": Paper(
+        "azr",
+        "AZR",
+        "Absolute Zero: Reinforced Self-play Reasoning with Zero Data",
+        "Andrew Zhao et al.",
+        2025,
+        "2505.03335",
+    ),
     "grpo": Paper(
         "grpo",
         "GRPO",
@@ -132,6 +205,11 @@ class Hyper:
     expected: str = ""
     choices: tuple[str, ...] = ()
     optional: bool = False  # a count that may be None
+
+    @property
+    def required(self) -> bool:
+        """No default: the caller must give it."""
+        return self.default is None and not self.optional
 
 
 @dataclass(frozen=True)
@@ -190,17 +268,38 @@ OUTPUT_RULES: dict[str, str] = {
     "vote": "labels in the dtype of ``answers``, int counts (int32 in JAX, int64 in torch)",
     "bool": "bool",
     "count": "int counts (int32 in JAX, int64 in torch)",
+    "metrics": "float64 scalars (float32 in JAX with x64 off)",
 }
 
 _B = ("B",)
 _BK = ("B", "K")
 _BT = ("B", "T")
 _GN = ("G", "N")
+_BTV = ("B", "T", "V")
+_GNR = ("G", "N", "R")
 
 _P = Arg("consistency", "float", _B, value="unit", nonempty=_B)
 _ANSWERS = Arg("answers", "int", _BK, value="ids", bound="num_answers", nonempty=_BK)
 _NUM_ANSWERS = Hyper("num_answers", "count")
 _METHOD = Hyper("method", "choice", "auto", keyword_only=True, choices=VOTE_METHODS)
+
+_ADVANTAGE_OPTIONS = (
+    Hyper("scale", "choice", "group", keyword_only=True, choices=SCALES),
+    Hyper("ddof", "int", 1, keyword_only=True, lo=0),
+    Hyper(
+        "eps",
+        "real",
+        1e-6,
+        keyword_only=True,
+        static=False,
+        lo=0.0,
+        expected="a finite number >= 0",
+    ),
+    Hyper("singleton", "choice", "zero", keyword_only=True, choices=SINGLETONS),
+    Hyper("baseline", "choice", "mean", keyword_only=True, choices=BASELINES),
+)
+_LOGITS = Arg("logits", "float", _BTV, value="finite", where="mask", nonempty=("B", "V"))
+_TOKENS = Arg("mask", "bool", _BT)
 
 _CONTRACT_LIST = [
     Contract(
@@ -341,28 +440,131 @@ _CONTRACT_LIST = [
         module="advantages",
         paper="grpo",
         where_in_paper="§4.1.2, outcome supervision (group-normalised advantages)",
-        equation="A_gi = (r_gi - mean_g) / (std + eps), or r_gi - mean_g",
-        summary="GRPO advantages of groups of rewards, never NaN on valid data.",
+        equation="A_gi = (r_gi - b_gi) / (std + eps), or r_gi - b_gi; b = mean_g or "
+        "the leave-one-out mean",
+        summary="GRPO / RLOO advantages of groups of rewards, never NaN on valid data.",
         args=(
             Arg("rewards", "float", _GN, value="finite", where="mask", nonempty=_GN),
             Arg("mask", "bool", _GN, optional=True),
         ),
+        hypers=_ADVANTAGE_OPTIONS,
+        returns="[G, N]",
+        output="same:rewards",
+    ),
+    Contract(
+        name="multi_reward_advantages",
+        module="advantages",
+        paper="gdpo",
+        where_in_paper="§3, decoupled normalization (TRL's multi_objective_aggregation)",
+        equation="sum_then_normalize: A(sum_k w_k r_k); normalize_then_sum: "
+        "batchnorm(sum_k w_k A(r_k))",
+        summary="Advantages of several rewards per sample, weighted and aggregated.",
+        args=(
+            Arg("rewards", "float", _GNR, value="finite", where="mask", nonempty=_GNR),
+            Arg("weights", "float", ("R",), value="finite", optional=True),
+            Arg("mask", "bool", _GNR, optional=True),
+        ),
         hypers=(
-            Hyper("scale", "choice", "group", keyword_only=True, choices=SCALES),
-            Hyper("ddof", "int", 1, keyword_only=True, lo=0),
             Hyper(
-                "eps",
-                "real",
-                1e-6,
+                "aggregation",
+                "choice",
+                "sum_then_normalize",
                 keyword_only=True,
-                static=False,
-                lo=0.0,
-                expected="a finite number >= 0",
+                choices=AGGREGATIONS,
             ),
-            Hyper("singleton", "choice", "zero", keyword_only=True, choices=SINGLETONS),
+            *_ADVANTAGE_OPTIONS,
         ),
         returns="[G, N]",
         output="same:rewards",
+    ),
+    Contract(
+        name="self_certainty",
+        module="confidence",
+        paper="intuitor",
+        where_in_paper="§3, self-certainty (the published code's logsumexp - mean)",
+        equation="sc_i = sum_t m_it (logsumexp_v l_itv - mean_v l_itv) / max(1, sum_t m_it)",
+        summary="Intuitor's self-certainty of each response: its mean KL(U || p) + log V.",
+        args=(_LOGITS, _TOKENS),
+        output="same:logits",
+    ),
+    Contract(
+        name="token_entropy",
+        module="confidence",
+        paper="em",
+        where_in_paper="§3, token-level entropy (the EM-RL / RENT reward)",
+        equation="H_i = sum_t m_it (-sum_v p_itv log p_itv) / max(1, sum_t m_it)",
+        summary="Mean token entropy of each response under its own logits.",
+        args=(_LOGITS, _TOKENS),
+        output="same:logits",
+    ),
+    Contract(
+        name="pass_at_k",
+        module="metrics",
+        paper="codex",
+        where_in_paper="§2.1, the unbiased pass@k estimator",
+        equation="pass@k_i = 1 - C(n - c_i, k) / C(n, k), c_i = sum_j correct_ij",
+        summary="Unbiased pass@k of each question from n samples, c of them correct.",
+        args=(Arg("correct", "bool", ("B", "N"), nonempty=("B", "N")),),
+        hypers=(Hyper("k", "count"),),
+        output="float",
+    ),
+    Contract(
+        name="vote_metrics",
+        module="metrics",
+        paper="ttrl",
+        where_in_paper="§4, the training diagnostics (label and reward accuracy, "
+        "majority ratio)",
+        equation="label_acc = mean_i 1[y_i = t_i], reward_acc = mean_ij 1[1[a_ij = y_i] = "
+        "1[a_ij = t_i]], ratio = mean_i n_i / K, maj@K_s = mean_i 1[y^s_i = t_i]",
+        summary="TTRL's diagnostics of majority-vote training against a held-back truth.",
+        args=(_ANSWERS, Arg("truth", "int", _B)),
+        hypers=(
+            _NUM_ANSWERS,
+            Hyper("trained", "count", None, keyword_only=True, optional=True),
+            _METHOD,
+        ),
+        returns="4 x []",
+        output="metrics",
+    ),
+    Contract(
+        name="overlong_penalty",
+        module="dapo",
+        paper="dapo",
+        where_in_paper="§3.4, Eq. 13 (soft overlong punishment)",
+        equation="R_i = 0 if L_i <= L_max - L_cache; (L_max - L_cache - L_i) / L_cache if "
+        "<= L_max; -1 beyond",
+        summary="DAPO's soft punishment of responses that run into the length limit.",
+        args=(Arg("lengths", "int", _B, value="nonneg", nonempty=_B),),
+        hypers=(
+            Hyper("max_length", "real", static=False, lo=0.0, expected="a finite number >= 0"),
+            Hyper("cache", "real", static=False, lo=0.0, expected="a finite number >= 0"),
+        ),
+        output="float",
+        constraints=(Order("cache", "max_length"),),
+    ),
+    Contract(
+        name="informative_groups",
+        module="dapo",
+        paper="dapo",
+        where_in_paper="§3.2, dynamic sampling (verl's filter_groups)",
+        equation="keep_g = max_i r_gi > min_i r_gi over the kept entries",
+        summary="DAPO's dynamic sampling: the groups whose kept rewards are not all equal.",
+        args=(
+            Arg("rewards", "float", _GN, value="finite", where="mask", nonempty=_GN),
+            Arg("mask", "bool", _GN, optional=True),
+        ),
+        returns="[G]",
+        output="bool",
+    ),
+    Contract(
+        name="learnability_reward",
+        module="azr",
+        paper="azr",
+        where_in_paper="§3.2, Eq. 4 (the proposer's learnability reward)",
+        equation="r_i = 0 if s_i in {0, 1}, else 1 - s_i",
+        summary="Absolute Zero's learnability reward of a proposed task from its solve rate.",
+        args=(Arg("solve_rate", "float", _B, value="unit", nonempty=_B),),
+        output="same:solve_rate",
     ),
     Contract(
         name="majority_vote",

@@ -217,7 +217,7 @@ def kernel(contract: Contract | str) -> Callable[[F], F]:
     """
     spec = V.contract(contract)
     statics = tuple(h.name for h in spec.hypers if h.static)
-    defaults = {h.name: h.default for h in spec.hypers if h.kind == "real"}
+    defaults = {h.name: h.default for h in spec.hypers if h.kind == "real" and not h.required}
 
     def wrap(body: F) -> F:
         @functools.wraps(body)
