@@ -161,7 +161,7 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     64-bit integer ids outside the 32-bit range raise ``ValueError`` whether they come
     as NumPy arrays or as JAX arrays made while x64 was on.
     """
-    spec = CONTRACTS[contract] if type(contract) is str else contract
+    spec = CONTRACTS[contract] if isinstance(contract, str) else contract
     return tuple([_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True)])
 
 
@@ -279,7 +279,7 @@ def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
     traced real one passes through (its range is a data rule of the kernel, see
     :func:`invalid`).
     """
-    spec = CONTRACTS[contract] if type(contract) is str else contract
+    spec = CONTRACTS[contract] if isinstance(contract, str) else contract
     out = V.hyper_values(spec, values, _number, keep_traced=True)
     for h in spec.hypers:
         v = out[h.name]
@@ -342,8 +342,8 @@ def invalid(contract: Contract | str, **named: Any) -> dict[str, jax.Array]:
     bad: dict[str, jax.Array] = {}
     for arg, x, gate in V.value_rules(spec, named):
         ok = _holds(arg.value or "", x, named, arg.bound)
-        if gate is not None:
-            ok = ok | ~gate
+        if gate is not None:  # a gate of fewer axes (mask [B, T] of logits [B, T, V])
+            ok = ok | ~gate.reshape(gate.shape + (1,) * (ok.ndim - gate.ndim))
         _check(ok, V.value_message(arg, named))
         bad[arg.name] = ~ok
     for h in V.traced_hypers(spec):

@@ -1,10 +1,13 @@
-"""GRPO group advantages with every choice the published stacks disagree on as a
-keyword: scaling (group std, batch std, none), ``ddof``, ``eps``, and what a
-single-sample group gets.
+"""Group advantages with every choice the published stacks disagree on as a keyword:
+the baseline (group mean, or RLOO's leave-one-out mean), scaling (group std, batch std,
+none), ``ddof``, ``eps`` and what a single-sample group gets; and several rewards per
+sample aggregated as TRL and GDPO do.
 
 Group-relative advantages as in *DeepSeekMath* (Shao et al., 2024,
-https://arxiv.org/abs/2402.03300), Section 4.1.2; the presets reproduce verl,
-Tunix, TRL and Dr. GRPO (constants in :mod:`zero_contracts`).
+https://arxiv.org/abs/2402.03300), Section 4.1.2; the leave-one-out baseline of RLOO
+(Ahmadian et al., 2024, https://arxiv.org/abs/2402.14740); decoupled normalization of
+GDPO (Liu et al., 2026, https://arxiv.org/abs/2601.05242).  The presets reproduce verl,
+Tunix, TRL, Dr. GRPO and RLOO (constants in :mod:`zero_contracts`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from jax import lax
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
 
-__all__ = ["ADVANTAGE_PRESETS", "group_advantages"]
+__all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 
 
 def _moments(
@@ -32,6 +35,44 @@ def _moments(
     return n, mean, jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
 
 
+def advantages_of(
+    r: jax.Array,
+    m: jax.Array,
+    scale: str,
+    ddof: int,
+    eps: float | jax.Array,
+    singleton: str,
+    baseline: str,
+) -> jax.Array:
+    """The advantages of validated float rewards ``r`` ``[..., G, N]`` kept where ``m``
+    (no poison; "batch" is the last two axes), shared by both public functions."""
+    ddof = min(ddof, r.shape[-1] * r.shape[-2])  # a larger ddof changes no result
+    n, mean, std = _moments(r, m, ddof)
+    single = n == 1
+    if baseline == "leave_one_out":
+        # r_i - mean of the others = sum over the other kept j of (r_i - r_j), / (n - 1):
+        # differences of equal rewards are exactly 0, so float32 keeps no residue.
+        diff = jnp.where(m[..., None, :], r[..., :, None] - r[..., None, :], 0)
+        adv = jnp.sum(diff, axis=-1) / jnp.maximum(n - 1, 1)
+    else:
+        adv = r - mean
+    if singleton == "raw":
+        adv = jnp.where(single, r, adv)
+        std = jnp.where(single, 1, std)
+    if scale == "batch":
+        _, _, std = _moments(r, m, ddof, axis=(-2, -1))
+    if scale != "none":
+        adv = adv / (std + jnp.asarray(eps, r.dtype))  # XLA may multiply by 1 / (std + eps)
+    hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
+    lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
+    zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
+    if scale == "group":
+        zero = zero | (n <= ddof)
+    if singleton == "raw":
+        zero = zero & ~single
+    return jnp.where(m & ~zero, adv, 0)
+
+
 def group_advantages(
     rewards: Any,
     mask: Any = None,
@@ -40,31 +81,34 @@ def group_advantages(
     ddof: int = 1,
     eps: float = 1e-6,
     singleton: str = "zero",
+    baseline: str = "mean",
 ) -> jax.Array:
-    """GRPO advantages of groups of rewards, never NaN on valid data.
+    """GRPO / RLOO advantages of groups of rewards, never NaN on valid data.
 
-    ``A_gi = (r_gi - mean_g) / (std + eps), or r_gi - mean_g``
+    ``A_gi = (r_gi - b_gi) / (std + eps), or r_gi - b_gi; b = mean_g or the leave-one-out mean``
 
     DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language
     Models (Zhihong Shao et al., 2024), §4.1.2, outcome supervision
     (group-normalised advantages), https://arxiv.org/abs/2402.03300.  Output
     ``[G, N]``: the dtype of ``rewards``; detached (no gradient).
 
-    ``std`` is the group's (``"group"``) or the whole batch's (``"batch"``) standard
-    deviation with ``ddof``; ``"none"`` only centres (Dr. GRPO).  Means and stds are
-    taken over the kept (``mask``) entries only.  Conventions (never NaN on valid
-    data):
+    The baseline ``b`` is the group's mean (``"mean"``, GRPO) or, for each sample, the
+    mean of the group's other samples (``"leave_one_out"``, RLOO: Ahmadian et al.,
+    2024, https://arxiv.org/abs/2402.14740).  ``std`` is the group's (``"group"``) or
+    the whole batch's (``"batch"``) standard deviation of the rewards with ``ddof``;
+    ``"none"`` does not scale (Dr. GRPO, RLOO).  Means and stds are taken over the kept
+    (``mask``) entries only.  Conventions (never NaN on valid data):
 
     * masked entries get advantage 0 and take no part in any mean or std;
     * a group whose kept rewards are all equal (including a fully masked group)
       gets exactly 0, not a float residue divided by ``eps``;
-    * a single-sample group gets 0 (``singleton="zero"``), or, as in verl,
-      ``r / (1 + eps)`` from mean 0 and std 1 (``singleton="raw"``);
+    * a single-sample group gets 0 (``singleton="zero"``), or, as in verl, its reward
+      over ``1 + eps`` from baseline 0 and std 1 (``singleton="raw"``);
     * with ``"group"`` scaling a group of at most ``ddof`` samples gets 0.
 
     A group with a non-finite kept reward is NaN (with ``"batch"`` scaling, the
     whole output, whose std it enters).  See ``ADVANTAGE_PRESETS`` for verl, Tunix,
-    TRL and Dr. GRPO.
+    TRL, Dr. GRPO and RLOO.
 
     Args:
       rewards: float ``[G, N]``.
@@ -73,6 +117,7 @@ def group_advantages(
       ddof: static int ``>= 0`` (1 gives the unbiased std of verl / Tunix / TRL).
       eps: ``>= 0``, added to the std (a number or a traced scalar).
       singleton: ``"zero"`` or ``"raw"``.
+      baseline: ``"mean"`` or ``"leave_one_out"``.
 
     Returns:
       ``[G, N]`` (half precision computed in float32 and rounded once).
@@ -81,10 +126,14 @@ def group_advantages(
     >>> adv = zero_jax.group_advantages(jnp.array([[1.0, 0.0], [1.0, 1.0]]), eps=0.0)
     >>> [[round(x, 6) for x in row] for row in adv.tolist()]
     [[0.707107, -0.707107], [0.0, 0.0]]
+    >>> r = jnp.array([[1.0, 0.0, 0.0, 0.0]])
+    >>> zero_jax.group_advantages(r, **zero_jax.ADVANTAGE_PRESETS["rloo"]).tolist()
+    [[1.0, -0.3333333432674408, -0.3333333432674408, -0.3333333432674408]]
     """
     r, m = _c.arrays("group_advantages", rewards, mask)
     h = _c.hypers(
-        "group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton
+        "group_advantages", scale=scale, ddof=ddof, eps=eps, singleton=singleton,
+        baseline=baseline,
     )
     return _advantages(r, m, **h)
 
@@ -97,33 +146,108 @@ def _advantages(
     ddof: int,
     eps: float | jax.Array,
     singleton: str,
+    baseline: str,
 ) -> jax.Array:
     m = jnp.ones(rewards.shape, bool) if mask is None else mask
     bad = _c.invalid("group_advantages", rewards=rewards, mask=m, eps=eps)
-    out = rewards.dtype
-    r = lax.stop_gradient(rewards).astype(_c.compute_dtype(out))  # half precision in float32
-    ddof = min(ddof, r.size)  # a larger ddof changes no result (and may not fit a float)
-
-    n, mean, std = _moments(r, m, ddof)
-    single = n == 1
-    if singleton == "raw":
-        mean = jnp.where(single, 0, mean)
-        std = jnp.where(single, 1, std)
-    if scale == "batch":
-        _, _, std = _moments(r, m, ddof, axis=(-2, -1))
-    adv = r - mean
-    if scale != "none":
-        adv = adv / (std + jnp.asarray(eps, r.dtype))  # XLA may multiply by 1 / (std + eps)
-    hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
-    lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
-    zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
-    if scale == "group":
-        zero = zero | (n <= ddof)
-    if singleton == "raw":
-        zero = zero & ~single
-    adv = jnp.where(m & ~zero, adv, 0)
-
+    r = lax.stop_gradient(rewards).astype(_c.compute_dtype(rewards.dtype))
+    adv = advantages_of(r, m, scale, ddof, eps, singleton, baseline)
     rows = jnp.any(bad["rewards"], axis=-1, keepdims=True) | bad["eps"]
     if scale == "batch":
         rows = jnp.any(rows)
-    return lax.stop_gradient(_c.poison(adv, rows).astype(out))
+    return lax.stop_gradient(_c.poison(adv, rows).astype(rewards.dtype))
+
+
+def multi_reward_advantages(
+    rewards: Any,
+    weights: Any = None,
+    mask: Any = None,
+    *,
+    aggregation: str = "sum_then_normalize",
+    scale: str = "group",
+    ddof: int = 1,
+    eps: float = 1e-6,
+    singleton: str = "zero",
+    baseline: str = "mean",
+) -> jax.Array:
+    """Advantages of several rewards per sample, weighted and aggregated.
+
+    ``sum_then_normalize: A(sum_k w_k r_k); normalize_then_sum: batchnorm(sum_k w_k A(r_k))``
+
+    GDPO: Group reward-Decoupled Normalization Policy Optimization for Multi-reward
+    RL Optimization (Shih-Yang Liu et al., 2026), §3, decoupled normalization (TRL's
+    multi_objective_aggregation), https://arxiv.org/abs/2601.05242.  Output ``[G,
+    N]``: the dtype of ``rewards``; detached (no gradient).
+
+    ``A`` is :func:`group_advantages` with the same keyword options.
+    ``"sum_then_normalize"`` (TRL's default) weights and sums the rewards of each
+    sample, then takes group advantages of the sum.  ``"normalize_then_sum"`` (GDPO;
+    TRL's second name) takes group advantages of each reward on its own, sums them
+    with the weights, and standardises the sum over the whole batch (``ddof``,
+    ``eps``; a batch of equal sums gives 0), so that one reward's scale cannot drown
+    another's.  A sample is kept where any of its rewards is (``mask``); a masked
+    reward counts as 0 in the sums, as TRL's ``nansum`` of a reward function's
+    ``None``.  With ``ADVANTAGE_PRESETS["trl"]`` both equal TRL's computation.  A
+    group with a non-finite kept reward is NaN (the whole output where a batch-wide
+    statistic reads it, and for a non-finite weight).
+
+    Args:
+      rewards: float ``[G, N, R]``, ``R`` rewards per sample.
+      weights: optional float ``[R]`` (default all ones), TRL's ``reward_weights``.
+      mask: optional bool ``[G, N, R]``; True keeps a reward.
+      aggregation: ``"sum_then_normalize"`` or ``"normalize_then_sum"``.
+      scale, ddof, eps, singleton, baseline: as in :func:`group_advantages`.
+
+    Returns:
+      ``[G, N]`` (half precision computed in float32 and rounded once).
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> r = jnp.array([[[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]]])
+    >>> a = zero_jax.multi_reward_advantages(r, jnp.array([1.0, 0.5]), eps=0.0)
+    >>> [round(x, 4) for x in a[0].tolist()]
+    [0.3873, -1.1619, 1.1619, -0.3873]
+    """
+    r, w, m = _c.arrays("multi_reward_advantages", rewards, weights, mask)
+    h = _c.hypers(
+        "multi_reward_advantages", aggregation=aggregation, scale=scale, ddof=ddof,
+        eps=eps, singleton=singleton, baseline=baseline,
+    )
+    return _multi(r, w, m, **h)
+
+
+@_c.kernel("multi_reward_advantages")
+def _multi(
+    rewards: jax.Array,
+    weights: jax.Array | None,
+    mask: jax.Array | None,
+    aggregation: str,
+    scale: str,
+    ddof: int,
+    eps: float | jax.Array,
+    singleton: str,
+    baseline: str,
+) -> jax.Array:
+    m = jnp.ones(rewards.shape, bool) if mask is None else mask
+    w = jnp.ones(rewards.shape[-1:], rewards.dtype) if weights is None else weights
+    bad = _c.invalid("multi_reward_advantages", rewards=rewards, weights=w, mask=m, eps=eps)
+    dtype = _c.compute_dtype(rewards.dtype)
+    r, w = lax.stop_gradient(rewards).astype(dtype), lax.stop_gradient(w).astype(dtype)
+    kept = jnp.any(m, axis=-1)
+    options = (scale, ddof, eps, singleton, baseline)
+    if aggregation == "sum_then_normalize":
+        adv = advantages_of(jnp.sum(jnp.where(m, r * w, 0), axis=-1), kept, *options)
+        rows = jnp.any(bad["rewards"], axis=(-2, -1))[..., None]
+        if scale == "batch":
+            rows = jnp.any(rows)
+    else:  # each reward's advantages ([R, G, N]), weighted, then standardised over the batch
+        per = advantages_of(jnp.moveaxis(r, -1, 0), jnp.moveaxis(m, -1, 0), *options)
+        total = jnp.sum(per * w[:, None, None], axis=0)
+        everything = (-2, -1)
+        n, mean, std = _moments(total, kept, min(ddof, kept.size), axis=everything)
+        adv = (total - mean) / (std + jnp.asarray(eps, dtype))
+        hi = jnp.max(jnp.where(kept, total, -jnp.inf), axis=everything, keepdims=True)
+        lo = jnp.min(jnp.where(kept, total, jnp.inf), axis=everything, keepdims=True)
+        adv = jnp.where(kept & (hi != lo), adv, 0)
+        rows = jnp.any(bad["rewards"])
+    rows = rows | jnp.any(bad["weights"]) | bad["eps"]
+    return lax.stop_gradient(_c.poison(adv, rows).astype(rewards.dtype))

@@ -1,0 +1,118 @@
+"""Label-free rewards from a policy's own logits: Intuitor's self-certainty and the
+mean token entropy of EM-RL / RENT.
+
+From *Learning to Reason without External Rewards* (Zhao et al., 2025,
+https://arxiv.org/abs/2505.19590) and *The Unreasonable Effectiveness of Entropy
+Minimization in LLM Reasoning* (Agarwal et al., 2025, https://arxiv.org/abs/2505.15134).
+Both reduce ``[B, T, V]`` logits to one number per response; the kernels read the
+logits in a few fused passes (max, sum of exponentials, one more sum) and never hold a
+logits-sized temporary, with half precision accumulated in float32.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from zero_jax import _checks as _c
+from zero_jax.primitives import mean_kept
+
+__all__ = ["self_certainty", "token_entropy"]
+
+
+def _shifted(logits: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``z = l - max_v l`` (in the compute dtype, fused into each pass) and
+    ``log sum_v exp(z)``, so that logsumexp(l) = max + that."""
+    x = logits.astype(_c.compute_dtype(logits.dtype))
+    z = x - lax.stop_gradient(jnp.max(x, axis=-1, keepdims=True))
+    return z, jnp.log(jnp.sum(jnp.exp(z), axis=-1))
+
+
+def self_certainty(logits: Any, mask: Any) -> jax.Array:
+    """Intuitor's self-certainty of each response: its mean KL(U || p) + log V.
+
+    ``sc_i = sum_t m_it (logsumexp_v l_itv - mean_v l_itv) / max(1, sum_t m_it)``
+
+    Learning to Reason without External Rewards (Xuandong Zhao et al., 2025), §3,
+    self-certainty (the published code's logsumexp - mean),
+    https://arxiv.org/abs/2505.19590.  Output ``[B]``: the dtype of ``logits``;
+    detached (no gradient).
+
+    Per token, ``logsumexp(l) - mean(l) = KL(U || softmax(l)) + log V``: 0 for a
+    uniform distribution, large for a confident one; the published code omits the
+    constant ``log V``, and so does this.  Averaged over the kept tokens; a row with
+    none (or ``T = 0``) gives 0.  A row with a non-finite logit at a kept token
+    gives NaN.
+
+    Args:
+      logits: float ``[B, T, V]`` (float16, bfloat16, float32, float64).
+      mask: bool ``[B, T]``, True on the response's tokens.
+
+    Returns:
+      ``[B]`` (half precision computed in float32 and rounded once).
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> logits = jnp.log(jnp.array([[[0.25, 0.25, 0.25, 0.25], [0.7, 0.1, 0.1, 0.1]]]))
+    >>> [round(x, 4) for x in zero_jax.self_certainty(logits, jnp.array([[True, True]])).tolist()]
+    [1.6012]
+    """
+    x, m = _c.arrays("self_certainty", logits, mask)
+    return _self_certainty(x, m)
+
+
+@_c.kernel("self_certainty")
+def _self_certainty(logits: jax.Array, mask: jax.Array) -> jax.Array:
+    _c.invalid("self_certainty", logits=logits, mask=mask)  # raises under checked
+    z, log_sum = _shifted(lax.stop_gradient(logits))
+    per_token = log_sum - jnp.mean(z, axis=-1)  # logsumexp(l) - mean(l), the max cancels
+    return _poisoned_mean(per_token, mask).astype(logits.dtype)
+
+
+def _poisoned_mean(per_token: jax.Array, mask: jax.Array) -> jax.Array:
+    """The masked mean over T, NaN for a row with a non-finite kept token.  A token's
+    value is non-finite exactly when one of its logits is (z <= 0 cannot overflow), so
+    this is the contract's rule without another pass over the logits."""
+    rows = jnp.any(~jnp.isfinite(per_token) & mask, axis=-1)
+    return _c.poison(mean_kept(per_token, mask), rows)
+
+
+def token_entropy(logits: Any, mask: Any) -> jax.Array:
+    """Mean token entropy of each response under its own logits.
+
+    ``H_i = sum_t m_it (-sum_v p_itv log p_itv) / max(1, sum_t m_it)``
+
+    The Unreasonable Effectiveness of Entropy Minimization in LLM Reasoning (Shivam
+    Agarwal et al., 2025), §3, token-level entropy (the EM-RL / RENT reward),
+    https://arxiv.org/abs/2505.15134.  Output ``[B]``: the dtype of ``logits``;
+    detached (no gradient).
+
+    ``p = softmax(l)`` per token, in nats; the reward of EM-RL and RENT is its
+    negative.  Averaged over the kept tokens; a row with none (or ``T = 0``) gives 0.
+    A row with a non-finite logit at a kept token gives NaN.
+
+    Args:
+      logits: float ``[B, T, V]`` (float16, bfloat16, float32, float64).
+      mask: bool ``[B, T]``, True on the response's tokens.
+
+    Returns:
+      ``[B]`` (half precision computed in float32 and rounded once).
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> logits = jnp.log(jnp.array([[[0.25, 0.25, 0.25, 0.25], [0.7, 0.1, 0.1, 0.1]]]))
+    >>> [round(x, 4) for x in zero_jax.token_entropy(logits, jnp.array([[True, False]])).tolist()]
+    [1.3863]
+    """
+    x, m = _c.arrays("token_entropy", logits, mask)
+    return _token_entropy(x, m)
+
+
+@_c.kernel("token_entropy")
+def _token_entropy(logits: jax.Array, mask: jax.Array) -> jax.Array:
+    _c.invalid("token_entropy", logits=logits, mask=mask)  # raises under checked
+    z, log_sum = _shifted(lax.stop_gradient(logits))
+    log_p = z - log_sum[..., None]  # -sum p log p, with log p = z - log sum exp(z)
+    per_token = -jnp.sum(jnp.exp(log_p) * log_p, axis=-1)
+    return _poisoned_mean(per_token, mask).astype(logits.dtype)
