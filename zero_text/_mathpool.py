@@ -31,6 +31,7 @@ import atexit
 import json
 import os
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -41,17 +42,24 @@ from typing import IO, Any
 
 from . import _mathworker
 
-__all__ = ["Job", "Request", "Result", "close_pool", "run_jobs"]
+__all__ = ["Job", "Request", "Result", "close_pool", "forget", "run_jobs"]
 
 Request = tuple[str, ...]  # ("prep", answer) or ("cmp", a, b)
 Result = str | bool | None  # "ok" / "empty", True / False; None: over the limit or crashed
 Job = Generator[Request, Result, Any]
 
+_CPU_TIMERS = hasattr(signal, "setitimer") and hasattr(signal, "SIGPROF")
 _CAN_FORK = all(
     hasattr(x, y) for x, y in ((os, "fork"), (socket, "AF_UNIX"), (socket, "send_fds"))
 )
 _STARTUP_LIMIT = 120.0  # seconds for a helper to import math-verify on a loaded machine
 _ALARM_MARGIN = 5.0  # a helper's own alarm fires this long after the parent's deadline
+
+
+def wall_limit(limit: float) -> float:
+    """Wall-clock seconds a step may take: its CPU-time ``limit``, plus as much again (at
+    least 1 s) for a loaded machine. Without CPU-time timers (not POSIX), ``limit``."""
+    return limit + max(limit, 1.0) if _CPU_TIMERS else limit
 
 _MATH_EXTRA_HINT = (
     'equivalence="math" needs the math_verify package; install it with '
@@ -60,13 +68,21 @@ _MATH_EXTRA_HINT = (
 
 
 def _boot_code(entry: str) -> str:
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    paths = [package_root] + [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+    """``python -c`` code that runs ``_mathworker.<entry>``.
+
+    The worker file is loaded on its own, not through the package, so a helper
+    never imports NumPy and SciPy (``zero_text/__init__``); the parent's
+    ``sys.path`` comes first, so math-verify is found where the caller finds it.
+    """
+    paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_mathworker.py")
     return (
-        "import sys\n"
+        "import importlib.util, sys\n"
         f"sys.path[:0] = {paths!r}\n"
-        f"from zero_text._mathworker import {entry}\n"
-        f"{entry}(*map(int, sys.argv[1:]))\n"
+        f"spec = importlib.util.spec_from_file_location('zero_text_mathworker', {worker!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        f"module.{entry}(*map(int, sys.argv[1:]))\n"
     )
 
 
@@ -257,20 +273,23 @@ class _Pool:
 
         A job runs on one helper until it finishes, so what that helper parsed
         for it stays parsed; up to ``processes`` jobs run at once. A request
-        gets ``limit`` seconds from the moment its helper can start on it;
-        past that the job receives None and the helper is replaced.
+        may use ``limit`` seconds of CPU time (the helper's own timer ends it)
+        and :func:`wall_limit` seconds of wall time from the moment its helper
+        can start on it; past either the job receives None and the helper is
+        replaced.
         """
         self.resize(processes)
         pending = iter(jobs)
         running: dict[int, Job] = {}
-        alarm = limit + _ALARM_MARGIN
+        wall = wall_limit(limit)
+        alarm = wall + _ALARM_MARGIN
 
         def send(slot: int, request: Request) -> None:
             helper = self.slots[slot]
             helper.seq += 1
-            line = (json.dumps([helper.seq, *request, alarm]) + "\n").encode()
+            line = (json.dumps([helper.seq, *request, limit, alarm]) + "\n").encode()
             if helper.ready:
-                helper.deadline = time.monotonic() + limit
+                helper.deadline = time.monotonic() + wall
                 if not helper.write(line):
                     helper.deadline = time.monotonic()  # dead: settled as over the limit
             else:
@@ -309,7 +328,7 @@ class _Pool:
             except queue.Empty:
                 owner, line = None, None
             if owner is not None:
-                self._handle(owner, line, running, limit, feed)
+                self._handle(owner, line, running, wall, feed)
             now = time.monotonic()
             for slot in list(running):
                 helper = self.slots[slot]
@@ -327,7 +346,7 @@ class _Pool:
         owner: object,
         line: bytes | None,
         running: dict[int, Job],
-        limit: float,
+        wall: float,
         feed: Callable[[int, Result], None],
     ) -> None:
         message = json.loads(line) if line is not None else None
@@ -356,7 +375,7 @@ class _Pool:
             helper.pid = int(message[1])
             if helper.backlog is not None:
                 backlog, helper.backlog = helper.backlog, None
-                helper.deadline = time.monotonic() + limit
+                helper.deadline = time.monotonic() + wall
                 if not helper.write(backlog):
                     helper.deadline = time.monotonic()
             return
@@ -385,6 +404,23 @@ def run_jobs(jobs: Iterable[tuple[Job, Request]], *, processes: int, limit: floa
             if not done:  # a request may still be in flight: start clean next time
                 pool.close()
                 _POOL = None
+
+
+def forget(processes: int = 1) -> None:
+    """Make ``processes`` helpers drop their cached answers (benchmarks time cold strings).
+
+    One job per helper: the scheduler starts one on every free helper at once.
+    """
+
+    def job() -> Job:
+        yield ("forget",)
+
+    def jobs() -> Iterable[tuple[Job, Request]]:
+        for _ in range(processes):
+            started = job()
+            yield started, next(started)
+
+    run_jobs(jobs(), processes=processes, limit=60.0)
 
 
 def close_pool() -> None:

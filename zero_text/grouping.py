@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _mathpool
-from ._fastmath import fast_equivalent, unbounded
+from ._fastmath import fast_equivalent, tame, unbounded
 from ._mathpool import Job, Request, Result
 from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
@@ -63,8 +63,13 @@ class _MathState:
     ``refused`` answers are compared by exact string only: the static guard
     flagged them, math-verify parsed nothing from them, or they ran over the
     time limit. ``guarded`` answers passed the guard; ``prepared`` ones were
-    also parsed (and probed) within the limit. ``verdicts`` holds every pair
-    math-verify has compared (its check is made symmetric, so one per pair).
+    also parsed within the limit, and probed first unless they are tame (see
+    :func:`zero_text._fastmath.tame`), so an answer that SymPy cannot evaluate
+    runs over on its own rather than in a comparison. ``verdicts`` holds every
+    pair math-verify has compared (the check is symmetric, so one per pair);
+    ``strikes`` counts, per representative, comparisons that ran over: the
+    newcomer is blamed first, and a representative at its second strike is
+    refused too.
     """
 
     def __init__(self) -> None:
@@ -72,6 +77,7 @@ class _MathState:
         self.prepared: set[str] = set()
         self.refused: set[str] = set()
         self.verdicts: dict[tuple[str, str], bool] = {}
+        self.strikes: dict[str, int] = {}
 
     def compare(self, rep: str, cand: str) -> Generator[Request, Result, bool]:
         verdict = fast_equivalent(rep, cand)
@@ -91,7 +97,7 @@ class _MathState:
                 self.guarded.add(answer)
         for answer in (rep, cand):
             if answer not in self.prepared:
-                status = yield ("prep", answer)
+                status = yield ("read" if tame(answer) else "prep", answer)
                 if status != "ok":  # nothing parsed, or over the limit
                     self.refused.add(answer)
                     return False
@@ -99,6 +105,9 @@ class _MathState:
         equal = yield ("cmp", rep, cand)
         if equal is None:  # over the limit: not equivalent, and the newcomer is refused
             self.refused.add(cand)
+            self.strikes[rep] = self.strikes.get(rep, 0) + 1
+            if self.strikes[rep] >= 2:
+                self.refused.add(rep)
             return False
         self.verdicts[pair] = bool(equal)
         return bool(equal)
@@ -207,7 +216,7 @@ def math_equivalent(a: str, b: str, *, timeout: float = 1.0) -> bool:
     The check behind ``equivalence="math"`` (see :func:`group_answers` for the
     time limit, the fast path and the static guard):
     ``math_equivalent("\\\\frac{1}{2}", "0.5")`` is True. Parse errors, answers
-    the guard refuses and comparisons over ``timeout`` seconds give False.
+    the guard refuses and steps over the ``timeout`` give False.
 
     Raises:
         TypeError: non-string arguments, or a non-numeric ``timeout``.
@@ -359,17 +368,23 @@ def group_answers(
             A callable ``f(representative, candidate) -> bool`` plugs in your
             own checker, called in this thread; it receives normalised strings
             and its exceptions propagate.
-        timeout: ``equivalence="math"`` only: seconds each step given to
-            math-verify may take (reading a new answer, or comparing two), in
-            any thread. A step still running then is stopped by killing its
-            helper process (a warm spare takes over) and counts as "not
-            equivalent"; the answer that ran over (for a comparison, the newer
-            one) is then compared by exact string only for the rest of the
-            call. Ids are deterministic unless a step lands near the limit.
+        timeout: ``equivalence="math"`` only: the time limit, in seconds, of
+            each step given to math-verify (reading a new answer, or comparing
+            two), in any thread. It counts the CPU time of the helper process
+            doing the step, so a loaded machine slows honest steps down without
+            failing them, and a step may take at most ``timeout + max(timeout,
+            1)`` seconds of wall time in all (just ``timeout`` where the
+            platform has no CPU-time timers). A step over the limit is stopped
+            by ending its helper process (a fresh one is forked in
+            milliseconds) and counts as "not equivalent"; the answer that ran
+            over (for a comparison, the newer one) is compared by exact string
+            only for the rest of the call. Ids are deterministic unless a step
+            lands near the limit.
         processes: ``equivalence="math"`` only: helper processes, each working
-            on one row at a time (rows in parallel for large batches). One
-            more is kept warm as a spare; all are reused by later calls,
-            killed at interpreter exit, or ended by
+            on one row at a time (rows in parallel, for large batches whose rows
+            share few answers: each helper reads its rows' answers itself).
+            They are forked by one more process that has math-verify loaded,
+            reused by later calls, killed at interpreter exit or by
             :func:`zero_text.close_math_workers`. Calls from several threads
             are served one at a time.
 
