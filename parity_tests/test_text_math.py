@@ -85,12 +85,16 @@ def _quiet_math_verify():
     yield
 
 
-@pytest.fixture(scope="module")
-def warm_pool():
-    """Start the helper processes once for the module (their start is not 'normal time')."""
-    zt.group_answers([[box(r"\sqrt{4}"), box("2")]], equivalence="math")
+@pytest.fixture(scope="module", autouse=True)
+def _end_helpers():
     yield
     zt.close_math_workers()
+
+
+@pytest.fixture
+def warm_pool():
+    """Helper processes already running (their start is not 'normal time')."""
+    zt.group_answers([[box(r"\sqrt{4}"), box("2")]], equivalence="math")
 
 
 def alive(pid: int) -> bool:
@@ -185,6 +189,44 @@ def test_number_value_grammar():
     assert number_value("6/-4") == (Fraction(-3, 2), False)
     for text in ["03", "+3", "1/0", r"\frac{1}{0}", "1.2345678", "1 000", "3.", ".5", "1" * 31]:
         assert number_value(text) is None, text
+
+
+HELPER_FORMS = [
+    "12", "12 units", r"12 \text{ cm}", r"\frac{24}{2}", "13", "1,000", "1000",
+    r"2\frac{1}{2}", "2.5", "0.5", r"\frac{1}{3}", "0.333333", r"10\%", "0.1",
+    r"2\sqrt{2}", r"\sqrt{8}", "2.828427", r"\frac{\pi}{4}", r"0.25\pi", r"\pi",
+    r"\sqrt{2}", "x+1", "(1,2)", r"\sin(1)",
+]
+
+
+def test_helper_shortcuts_give_verify_s_verdict():
+    """The helper's exact-rational and clearly-apart shortcuts against math-verify."""
+    from zero_text._mathworker import _Checker
+
+    checker = _Checker()
+    decided = {"rationals": 0, "apart": 0}
+    for i, a in enumerate(HELPER_FORMS):
+        for b in HELPER_FORMS[i + 1 :]:
+            pa, pb = checker.parsed(a), checker.parsed(b)
+            if checker.exact_rationals(pa, pb) is not None:
+                decided["rationals"] += 1
+            elif checker.apart(a, b):
+                decided["apart"] += 1
+            else:
+                continue
+            assert checker.cmp(a, b) == verify_naive(a, b), (a, b)
+    assert decided["rationals"] >= 20 and decided["apart"] >= 60, decided
+    # values within the margin go to verify itself: 1/3 and 0.333333 are equal for it
+    assert not checker.apart(r"\frac{1}{3}", "0.333333")
+    assert checker.cmp(r"\frac{1}{3}", "0.333333") and checker.cmp("12", "12 units")
+
+
+def test_plain_numbers_start_no_process():
+    zt.close_math_workers()
+    rows = [[box(a) for a in ("3", "3.0", r"\frac{6}{2}", "$3$", "4", "0.5", "1/2")]]
+    ids, _ = zt.group_answers(rows, equivalence="math")
+    assert ids.tolist() == [[0, 0, 0, 0, 1, 2, 2]]
+    assert mathpool._POOL is None  # settled by the fast path alone
 
 
 # --------------------------------------------------------------------------- the guard
@@ -366,6 +408,26 @@ def test_close_math_workers_ends_the_helpers():
     zt.close_math_workers()
     assert wait_gone(pids) == []
     assert mathpool._POOL is None
+
+
+def test_without_fork_each_helper_is_its_own_process(monkeypatch):
+    """The path for platforms without fork (Windows): one subprocess per helper."""
+    zt.close_math_workers()
+    monkeypatch.setattr(mathpool, "_CAN_FORK", False)
+    monkeypatch.setattr(grouping, "unbounded", lambda answer: False)
+    try:
+        rows = [[box(r"\sqrt{4}"), box("2"), box("x+1"), box("1+x")]]
+        assert zt.group_answers(rows, equivalence="math")[0].tolist() == [[0, 0, 1, 1]]
+        pool = mathpool._POOL
+        assert pool is not None and pool.server is None and pool.slots[0].proc is not None
+        pids = [pool.slots[0].proc.pid]
+        row = [box("3"), box(TOWER), box(r"\sqrt{9}")]  # the replacement starts Python again
+        ids, _ = zt.group_answers([row], equivalence="math", timeout=0.5)
+        assert ids.tolist() == [[0, 1, 0]]
+        pids.append(mathpool._POOL.slots[0].proc.pid)
+    finally:
+        zt.close_math_workers()
+    assert wait_gone(pids) == []
 
 
 def run_script(tmp_path: Path, body: str, timeout: float = 120) -> dict:

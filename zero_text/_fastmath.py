@@ -1,6 +1,6 @@
 """Cheap decisions taken before math-verify is asked: plain numbers, and answers to refuse.
 
-Two pure functions, both linear in the length of the answer:
+Pure functions, cheap next to a single math-verify call:
 
 * :func:`fast_equivalent` settles a pair of plain numbers (integers, decimals,
   integer fractions) with exact rational arithmetic, and only where the result
@@ -9,9 +9,12 @@ Two pure functions, both linear in the length of the answer:
 * :func:`unbounded` flags answers whose evaluation by SymPy has no useful bound
   (towers of powers, huge exponents or factorials, enormous literals), found
   by a small magnitude estimate; they are then compared by exact string only.
+* :func:`tame` tells answers that cannot blow up evaluation (no powers,
+  factorials, sums, ...), which skip the probe comparison in the helpers.
 
-Why the fast path agrees with math-verify (math-verify 0.7-0.9 with
-latex2sympy2_extended; the agreement is also tested against math-verify itself):
+Why the fast path agrees with math-verify (read from math-verify 0.9's parser and
+grader with latex2sympy2_extended 1.11; the agreement is tested against the
+installed math-verify itself, so a release that changes it fails the tests):
 
 * An integer, ``\\frac{p}{q}`` (also ``\\dfrac`` / ``\\tfrac``, signs anywhere
   math-verify accepts them) or ``p/q`` parses to an exact SymPy ``Rational``.

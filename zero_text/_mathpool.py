@@ -224,6 +224,11 @@ class _Helper:
             self.proc.wait()
         elif self.server is not None and self.pid is not None:
             self.server.kill(self.pid)
+        if self.channel is not None:
+            try:  # end of input for the helper, even if it was never killed
+                self.channel.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         for pipe in (self._out, self.channel):
             if pipe is not None:
                 try:
@@ -439,23 +444,25 @@ def _at_exit() -> None:
 
 
 def _after_fork_in_child() -> None:
-    """The parent's helpers are not ours: close our copies of their pipes, forget them."""
+    """The parent's helpers are not ours: close our copies of their sockets, forget them.
+
+    Sockets are detached before their descriptors are closed, so a later
+    garbage collection cannot close a descriptor number this child reuses.
+    Closing the copies matters: the fork server and idle helpers end when the
+    parent's ends close, which they would not while this child held copies.
+    """
     global _POOL, _LOCK
     pool, _POOL = _POOL, None
     _LOCK = threading.Lock()  # it may have been held by a thread of the parent
     if pool is None:
         return
-    pipes: list[Any] = [pool.server.control] if pool.server is not None else []
-    for helper in pool.slots:
-        pipes += [helper.channel, helper._out]
-        if helper.proc is not None:
-            pipes.append(helper.proc.stdout)
-    for pipe in pipes:
-        if pipe is not None:
-            try:
-                os.close(pipe.fileno())
-            except (OSError, ValueError):
-                pass
+    sockets = [pool.server.control] if pool.server is not None else []
+    sockets += [helper.channel for helper in pool.slots if helper.channel is not None]
+    for sock in sockets:
+        try:
+            os.close(sock.detach())
+        except OSError:
+            pass
 
 
 atexit.register(_at_exit)
