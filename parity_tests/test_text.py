@@ -475,6 +475,13 @@ def test_extract_boxed(text, expected):
         ("$$ 12 $$", "12"),
         ("$1$ or $2$", "$1$ or $2$"),
         ("12.", "12"),
+        ("$12$.", "12"),
+        ("$12$ .", "12"),
+        ("$$12$$.", "12"),
+        ("$12.$", "12"),
+        (r"\text{12}.", "12"),
+        (r"5\text{ cm.}", "5 cm"),
+        ("$1$ or $2$.", "$1$ or $2$"),
         ("3.5", "3.5"),
         ("...", "..."),
         (r"\left( 1,\!2 \right)", "( 1,2 )"),
@@ -488,6 +495,13 @@ def test_extract_boxed(text, expected):
 )
 def test_normalize_answer(raw, expected):
     assert zt.normalize_answer(raw) == expected
+
+
+def test_sentence_period_after_the_math_gives_the_same_id():
+    # the period ends the sentence, outside the delimiters: $12$. is 12
+    row = [r"\boxed{$12$.}", r"\boxed{12}", r"\boxed{12.}", r"\boxed{$12$}"]
+    ids, num = zt.group_answers([row])
+    assert ids.tolist() == [[0, 0, 0, 0]] and num == 1
 
 
 def test_extract_tag():
@@ -641,6 +655,48 @@ def test_text_validation():
         zt.bleu_clusters(["a", "b"], threshold="0.5")
     with pytest.raises(TypeError, match="texts"):
         zt.r_zero_solver_format_ok("x")
+
+
+def test_numpy_string_arrays_are_accepted_like_lists():
+    rows = [[box("7"), box("3"), "none", box("$7$.")], [box("1"), box("1"), box("2"), box("x")]]
+    expected = zt.group_answers(rows)
+    for array in (np.array(rows), np.array(rows, dtype=object), [np.array(r) for r in rows]):
+        ids, num = zt.group_answers(array)
+        assert ids.tolist() == expected[0].tolist() and num == expected[1]
+    assert zt.group_answers(np.array(rows).astype(np.str_), unparseable="bucket")[0].tolist() == (
+        zt.group_answers(rows, unparseable="bucket")[0].tolist()
+    )
+    with pytest.raises(ValueError, match="2-D"):
+        zt.group_answers(np.array(rows[0]))
+    with pytest.raises(TypeError, match=r"replies\[0\]\[1\]"):
+        zt.group_answers(np.array([["a", 1]], dtype=object))
+
+    texts = ["the cat sat on the mat today", "the cat sat on the mat", "a dog ran", ""]
+    for array in (np.array(texts), np.array(texts, dtype=object)):
+        assert np.array_equal(zt.bleu_matrix(array), zt.bleu_matrix(texts))
+        assert np.array_equal(zt.bleu_distances(array), zt.bleu_distances(texts))
+        condensed = zt.condensed_bleu_distances(texts)
+        assert np.array_equal(zt.condensed_bleu_distances(array), condensed)
+        for got, want in zip(zt.bleu_clusters(array), zt.bleu_clusters(texts), strict=True):
+            assert np.array_equal(got, want)
+    with pytest.raises(ValueError, match="1-D"):
+        zt.bleu_matrix(np.array([texts, texts]))
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        zt.bleu_matrix(np.array(["a", None], dtype=object))
+
+    replies = [["<think>a</think> \\boxed{1}", "no"], ["<think>b</think>\\boxed{2}", "<think>"]]
+    for check in (zt.r_zero_solver_format_ok, zt.mm_zero_solver_format_ok,
+                  zt.r_zero_challenger_format_ok, zt.g_zero_proposer_format_ok):
+        flat = check([r for row in replies for r in row])
+        grid = check(np.array(replies))  # [B, K] replies give [B, K] flags
+        assert grid.shape == (2, 2) and grid.dtype == bool
+        assert grid.ravel().tolist() == flat.tolist()
+        assert check(np.array(replies[0], dtype=object)).tolist() == flat[:2].tolist()
+    assert zt.r_zero_solver_format_ok(np.array(replies)).tolist() == [[True, False], [True, False]]
+    with pytest.raises(TypeError, match=r"texts\[0, 1\]"):
+        zt.r_zero_solver_format_ok(np.array([["a", 3]], dtype=object))
+    assert zt.extract_boxed(np.array(replies)[1, 0]) == "2"  # numpy.str_ elements
+    assert zt.normalize_answer(np.str_("$12$.")) == "12"
 
 
 # --------------------------------------------------------------------------- formats

@@ -5,7 +5,8 @@ JAX or PyTorch. ``math_verify`` is only needed for ``equivalence="math"``.
 
 * answers: :func:`extract_boxed`, :func:`normalize_answer`, :func:`extract_tag`
 * grouping: :func:`group_answers` (answer ids for majority-vote rewards),
-  :func:`math_equivalent`
+  :func:`math_equivalent`, :func:`close_math_workers` (math-verify runs in
+  helper processes under a hard time limit)
 * BLEU: :func:`bleu_matrix`, :func:`bleu_distances`,
   :func:`condensed_bleu_distances` (NLTK-exact, vectorised)
 * clustering: :func:`bleu_clusters` (the published repetition clustering),
@@ -24,12 +25,13 @@ from .formats import (
     r_zero_challenger_format_ok,
     r_zero_solver_format_ok,
 )
-from .grouping import group_answers, math_equivalent
+from .grouping import close_math_workers, group_answers, math_equivalent
 
 __all__ = [
     "bleu_clusters",
     "bleu_distances",
     "bleu_matrix",
+    "close_math_workers",
     "clusters_from_condensed",
     "condensed_bleu_distances",
     "extract_boxed",

@@ -361,24 +361,33 @@ def normalize_answer(s: str) -> str:
     Steps, in order (no arithmetic, no case folding, no unit handling):
 
     1. strip surrounding whitespace;
-    2. remove math delimiters wrapping the whole answer (``$x$``, ``$$x$$``;
+    2. drop one trailing period, then strip: punctuation that ends the
+       sentence sits outside the math, so ``$12$.`` loses its period before
+       its delimiters are looked at (an ellipsis ``..`` is kept);
+    3. remove math delimiters wrapping the whole answer (``$x$``, ``$$x$$``;
        left alone when ``$`` also occurs inside, as in ``$1$ or $2$``);
-    3. unwrap ``\\text{...}``, ``\\textbf{...}``, ``\\textrm{...}``,
+    4. unwrap ``\\text{...}``, ``\\textbf{...}``, ``\\textrm{...}``,
        ``\\mathrm{...}`` and ``\\mbox{...}`` whose content has no braces,
        innermost first until none is left (``5\\text{ cm}`` -> ``5 cm``,
        ``\\text{\\textbf{x}}`` -> ``x``);
-    4. drop the sizing commands ``\\left`` / ``\\right``, together with the
+    5. drop the sizing commands ``\\left`` / ``\\right``, together with the
        invisible delimiter ``.`` when it follows them (but not ``\\leftarrow``,
        ``\\rightarrow``, ...), and the spacing commands
        ``\\!``, ``\\,``, ``\\;``, ``\\:``;
-    5. collapse every whitespace run to one space and strip again;
-    6. drop one trailing period (``"12."`` -> ``"12"``; an ellipsis ``..``
-       is kept), then strip.
+    6. collapse every whitespace run to one space and strip again;
+    7. drop one trailing period again, now inside the delimiters and
+       wrappers (``$12.$`` and ``5\\text{ cm.}`` end without it), then strip.
 
-    So ``" $\\left( 1,\\!2 \\right)$. "`` becomes ``"( 1,2 )"``. Answers that
-    differ in any other way stay different; use ``equivalence="math"`` in
-    :func:`zero_text.group_answers` for mathematical equivalence. Linear time
-    in ``len(s)``.
+    For example:
+
+    >>> normalize_answer(r" $\\left( 1,\\!2 \\right)$. ")
+    '( 1,2 )'
+    >>> normalize_answer("$12$."), normalize_answer("12."), normalize_answer(r"\\text{12}")
+    ('12', '12', '12')
+
+    Answers that differ in any other way stay different; use
+    ``equivalence="math"`` in :func:`zero_text.group_answers` for mathematical
+    equivalence. Linear time in ``len(s)``.
 
     Args:
         s: an answer string, typically the output of :func:`extract_boxed`.
@@ -391,7 +400,7 @@ def normalize_answer(s: str) -> str:
     """
     if not isinstance(s, str):
         raise TypeError(f"s must be a str, got {type(s).__name__}")
-    out = s.strip()
+    out = _drop_period(s.strip())
     lead = len(out) - len(out.lstrip("$"))
     trail = len(out) - len(out.rstrip("$"))
     wrap = min(lead, trail)
@@ -400,10 +409,14 @@ def normalize_answer(s: str) -> str:
     out = _unwrap_text_commands(out)
     out = _LEFT_RIGHT.sub("", out)
     out = _THIN_SPACES.sub("", out)
-    out = _WHITESPACE.sub(" ", out).strip()
-    if out.endswith(".") and not out.endswith(".."):
-        out = out[:-1].rstrip()
-    return out
+    return _drop_period(_WHITESPACE.sub(" ", out).strip())
+
+
+def _drop_period(s: str) -> str:
+    """``s`` without one trailing period (an ellipsis is kept), stripped on the right."""
+    if s.endswith(".") and not s.endswith(".."):
+        return s[:-1].rstrip()
+    return s
 
 
 def _tag_blocks(text: str, tag: str) -> list[str]:

@@ -201,12 +201,13 @@ def _bleu_for_pairs(
     return out
 
 
-def bleu_matrix(texts: Sequence[str]) -> np.ndarray:
+def bleu_matrix(texts: Sequence[str] | np.ndarray) -> np.ndarray:
     """Sentence BLEU between every ordered pair of texts.
 
     Args:
-        texts: n strings; each is tokenised with ``str.split()`` (runs of
-            whitespace), exactly as the published reward code does.
+        texts: n strings (a list, or a 1-D NumPy array of ``str``); each is
+            tokenised with ``str.split()`` (runs of whitespace), exactly as
+            the published reward code does.
 
     Returns:
         float64 array [n, n] with ``out[i, j] = BLEU(hypothesis=texts[i],
@@ -230,7 +231,7 @@ def bleu_matrix(texts: Sequence[str]) -> np.ndarray:
     return _bleu_for_pairs(lengths, matches, hyp, ref).reshape(n, n)
 
 
-def condensed_bleu_distances(texts: Sequence[str]) -> np.ndarray:
+def condensed_bleu_distances(texts: Sequence[str] | np.ndarray) -> np.ndarray:
     """Published BLEU distances in SciPy's condensed (upper-triangle) layout.
 
     Returns:
@@ -248,7 +249,7 @@ def condensed_bleu_distances(texts: Sequence[str]) -> np.ndarray:
     return 1.0 - _bleu_for_pairs(lengths, matches, hyp.astype(np.int64), ref.astype(np.int64))
 
 
-def bleu_distances(texts: Sequence[str]) -> np.ndarray:
+def bleu_distances(texts: Sequence[str] | np.ndarray) -> np.ndarray:
     """The symmetric distance matrix the R-Zero / G-Zero / MM-Zero penalty clusters.
 
     Returns:

@@ -111,13 +111,15 @@ def clusters_from_condensed(
     return ids, sizes[ids] / n
 
 
-def bleu_clusters(texts: Sequence[str], *, threshold: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+def bleu_clusters(
+    texts: Sequence[str] | np.ndarray, *, threshold: float = 0.5
+) -> tuple[np.ndarray, np.ndarray]:
     """Cluster texts exactly like the published BLEU repetition penalty.
 
     Args:
-        texts: n strings (typically the extracted questions of one batch;
-            empty strings are allowed and, having BLEU 0 with everything,
-            always end up alone).
+        texts: n strings, a list or a 1-D NumPy array (typically the
+            extracted questions of one batch; empty strings are allowed and,
+            having BLEU 0 with everything, always end up alone).
         threshold: average-linkage distance cut, ``>= 0``. 0.5 in R-Zero and
             G-Zero, 0.25 in MM-Zero. Groups whose average distance equals the
             threshold are *not* merged (scikit-learn's rule).

@@ -1,6 +1,8 @@
 """Format gates of the published rewards, vectorised over a batch of outputs.
 
-Each check takes n strings and returns a bool array [n]. The rules follow the
+Each check takes n strings (any iterable of ``str``, or a NumPy array of
+strings of any shape, e.g. the ``[B, K]`` replies of a batch) and returns a
+bool array of the same shape ([n] for a list). The rules follow the
 reference implementations (repository and file named in each docstring);
 where we deliberately differ, the docstring says so. Every check runs in time
 linear in the length of the text: the published rules are written as regular
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ._validation import as_str_list
+from ._validation import as_str_array
 from .answers import _tag_blocks, extract_boxed
 
 __all__ = [
@@ -58,10 +60,10 @@ _PLACEHOLDER = re.compile(
 )
 
 
-def _flags(texts: Sequence[str], ok: Callable[[str], bool]) -> np.ndarray:
-    """Validate ``texts`` and apply the per-text rule ``ok``: bool ``[n]``."""
-    items = as_str_list(texts, "texts")
-    return np.fromiter((ok(t) for t in items), dtype=bool, count=len(items))
+def _flags(texts: Sequence[str] | np.ndarray, ok: Callable[[str], bool]) -> np.ndarray:
+    """Validate ``texts`` and apply the per-text rule ``ok``: bool of the input's shape."""
+    items, shape = as_str_array(texts, "texts")
+    return np.fromiter((ok(t) for t in items), dtype=bool, count=len(items)).reshape(shape)
 
 
 def _squeeze(text: str) -> str:
@@ -112,7 +114,7 @@ def _g_zero_ok(text: str) -> bool:
     )
 
 
-def r_zero_challenger_format_ok(texts: Sequence[str]) -> np.ndarray:
+def r_zero_challenger_format_ok(texts: Sequence[str] | np.ndarray) -> np.ndarray:
     """R-Zero challenger (question generator) output is usable.
 
     True when both hold:
@@ -136,12 +138,12 @@ def r_zero_challenger_format_ok(texts: Sequence[str]) -> np.ndarray:
         texts: n raw challenger outputs.
 
     Returns:
-        bool array [n].
+        bool array [n] (the shape of ``texts`` for a NumPy array).
     """
     return _flags(texts, lambda t: bool(_last_block(t, "question") and extract_boxed(t)))
 
 
-def r_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
+def r_zero_solver_format_ok(texts: Sequence[str] | np.ndarray) -> np.ndarray:
     """R-Zero solver format reward: ``<think>...</think>`` then a ``\\boxed{...}``.
 
     Exactly the published rule (R-Zero ``examples/reward_function/math.py``,
@@ -157,12 +159,12 @@ def r_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
         texts: n raw solver replies.
 
     Returns:
-        bool array [n].
+        bool array [n] (the shape of ``texts`` for a NumPy array).
     """
     return _flags(texts, _r_zero_solver_ok)
 
 
-def mm_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
+def mm_zero_solver_format_ok(texts: Sequence[str] | np.ndarray) -> np.ndarray:
     """MM-Zero solver format reward: think block, then only a final box.
 
     Mirrors the published reward (MM-Zero
@@ -179,12 +181,12 @@ def mm_zero_solver_format_ok(texts: Sequence[str]) -> np.ndarray:
         texts: n raw solver replies.
 
     Returns:
-        bool array [n].
+        bool array [n] (the shape of ``texts`` for a NumPy array).
     """
     return _flags(texts, _mm_zero_solver_ok)
 
 
-def g_zero_proposer_format_ok(texts: Sequence[str]) -> np.ndarray:
+def g_zero_proposer_format_ok(texts: Sequence[str] | np.ndarray) -> np.ndarray:
     """G-Zero proposer output has a real question and a real hint.
 
     Exactly the published parser (G-Zero ``g_zero/parse.py``, ``extract_qh``):
@@ -205,6 +207,6 @@ def g_zero_proposer_format_ok(texts: Sequence[str]) -> np.ndarray:
         texts: n raw proposer outputs.
 
     Returns:
-        bool array [n].
+        bool array [n] (the shape of ``texts`` for a NumPy array).
     """
     return _flags(texts, _g_zero_ok)

@@ -2,108 +2,274 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+import importlib.util
+import math
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
+from . import _mathpool
+from ._fastmath import fast_equivalent, tame, unbounded
+from ._mathpool import Job, Request, Result
 from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
-__all__ = ["group_answers", "math_equivalent"]
+__all__ = ["close_math_workers", "group_answers", "math_equivalent"]
 
 Equivalence = Literal["exact", "math"] | Callable[[str, str], bool]
 Unparseable = Literal["distinct", "bucket", "r_zero"]
 _POLICIES = ("distinct", "bucket", "r_zero")
 
-_MATH_EXTRA_HINT = (
-    'equivalence="math" needs the math_verify package; install it with '
-    'pip install "zero-rewards[math]" (or pip install math-verify)'
-)
+# Sentinels for replies without an answer: numbered after every answer of the row
+# ("distinct" and R-Zero's empty box), or sharing one id ("bucket").
+_SKIP = object()
+_BUCKET = object()
+Key = Any  # a normalised answer (str) or one of the sentinels
+
+# A comparison is a generator: it may ask the math-verify helpers (yield a request,
+# receive the result) and returns the verdict.
+Compare = Callable[[str, str], Generator[Request, Result, bool]]
 
 
-def _load_math_verify() -> tuple[Callable[..., Any], Callable[..., Any], type[Exception]]:
+def _check_math_available() -> None:
     try:
-        import math_verify
-        from math_verify.errors import TimeoutException
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(_MATH_EXTRA_HINT) from exc
-    return math_verify.parse, math_verify.verify, TimeoutException
+        found = importlib.util.find_spec("math_verify") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ImportError(_mathpool._MATH_EXTRA_HINT)
 
 
-class _MathChecker:
-    """``math_verify``-backed equivalence with per-call parse caching.
+def _check_limit(timeout: object) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
+        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+    value = float(timeout)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
+    return value
 
-    Each answer is parsed once, wrapped as ``\\boxed{answer}`` so that LaTeX
-    (``\\frac{1}{2}``) and plain forms (``0.5``) both go through math_verify's
-    LaTeX extractor. Two answers are equivalent when ``verify`` accepts either
-    direction (it is not symmetric, e.g. for assignments such as ``x=3``
-    versus ``3``). Any exception or timeout counts as "not equivalent".
-    math_verify implements timeouts with ``SIGALRM``, which only works in the
-    main thread; elsewhere they are switched off rather than failing.
+
+def _check_processes(processes: object) -> int:
+    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)):
+        raise TypeError(f"processes must be an int, got {type(processes).__name__}")
+    if processes < 1:
+        raise ValueError(f"processes must be >= 1, got {processes}")
+    return int(processes)
+
+
+class _MathState:
+    """What one call has learnt about its answers (shared by its rows).
+
+    ``refused`` answers are compared by exact string only: the static guard
+    flagged them, math-verify parsed nothing from them, or they ran over the
+    time limit. ``guarded`` answers passed the guard; ``prepared`` ones were
+    also parsed within the limit, and probed first unless they are tame (see
+    :func:`zero_text._fastmath.tame`), so an answer that SymPy cannot evaluate
+    runs over on its own rather than in a comparison. ``verdicts`` holds every
+    pair math-verify has compared (the check is symmetric, so one per pair);
+    ``strikes`` counts, per representative, comparisons that ran over: the
+    newcomer is blamed first, and a representative at its second strike is
+    refused too.
     """
 
     def __init__(self) -> None:
-        self._parse, self._verify, self._timeout_exc = _load_math_verify()
-        self._cache: dict[str, list[Any]] = {}
-        in_main = threading.current_thread() is threading.main_thread()
-        self._timeout = 5 if in_main else None
+        self.guarded: set[str] = set()
+        self.prepared: set[str] = set()
+        self.refused: set[str] = set()
+        self.verdicts: dict[tuple[str, str], bool] = {}
+        self.strikes: dict[str, int] = {}
 
-    def _parsed(self, answer: str) -> list[Any]:
-        if answer not in self._cache:
-            try:
-                value = self._parse("\\boxed{" + answer + "}", parsing_timeout=self._timeout)
-            except (Exception, self._timeout_exc):
-                value = []
-            self._cache[answer] = value
-        return self._cache[answer]
-
-    def __call__(self, a: str, b: str) -> bool:
-        pa, pb = self._parsed(a), self._parsed(b)
-        if not pa or not pb:
+    def compare(self, rep: str, cand: str) -> Generator[Request, Result, bool]:
+        verdict = fast_equivalent(rep, cand)
+        if verdict is not None:
+            return verdict
+        if rep in self.refused or cand in self.refused:
             return False
-        for gold, target in ((pa, pb), (pb, pa)):
+        pair = (rep, cand) if rep < cand else (cand, rep)
+        known = self.verdicts.get(pair)
+        if known is not None:
+            return known
+        for answer in (rep, cand):
+            if answer not in self.guarded:
+                if unbounded(answer):
+                    self.refused.add(answer)
+                    return False
+                self.guarded.add(answer)
+        for answer in (rep, cand):
+            if answer not in self.prepared:
+                status = yield ("read" if tame(answer) else "prep", answer)
+                if status != "ok":  # nothing parsed, or over the limit
+                    self.refused.add(answer)
+                    return False
+                self.prepared.add(answer)
+        equal = yield ("cmp", rep, cand)
+        if equal is None:  # over the limit: not equivalent, and the newcomer is refused
+            self.refused.add(cand)
+            self.strikes[rep] = self.strikes.get(rep, 0) + 1
+            if self.strikes[rep] >= 2:
+                self.refused.add(rep)
+            return False
+        self.verdicts[pair] = bool(equal)
+        return bool(equal)
+
+
+def _calling(checker: Callable[[str, str], bool]) -> Compare:
+    def compare(rep: str, cand: str) -> Generator[Request, Result, bool]:
+        return bool(checker(rep, cand))
+        yield  # pragma: no cover - makes this a generator that never asks
+
+    return compare
+
+
+def _row_ids(keys: list[Key], compare: Compare | None) -> Generator[Request, Result, list[int]]:
+    """Greedy first-seen ids of one row; asks whatever ``compare`` asks."""
+    ids = [0] * len(keys)
+    exact_ids: dict[str, int] = {}
+    representatives: list[tuple[str, int]] = []  # (first member, id) in id order
+    bucket_id: int | None = None
+    skipped: list[int] = []
+    next_id = 0
+    for k, key in enumerate(keys):
+        if key is _SKIP:
+            skipped.append(k)
+            continue
+        if key is _BUCKET:
+            if bucket_id is None:
+                bucket_id = next_id
+                next_id += 1
+            ids[k] = bucket_id
+            continue
+        found = exact_ids.get(key)
+        if found is None and compare is not None:
+            for rep, rep_id in representatives:
+                if (yield from compare(rep, key)):
+                    found = rep_id
+                    break
+        if found is None:
+            found = next_id
+            next_id += 1
+            representatives.append((key, found))
+        exact_ids[key] = found
+        ids[k] = found
+    for k in skipped:
+        ids[k] = next_id
+        next_id += 1
+    return ids
+
+
+def _finish_locally(job: Generator[Request, Result, Any]) -> Any:
+    """Run a job that never asks the helpers; return its value."""
+    try:
+        request = next(job)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError(f"unexpected request {request!r}")  # pragma: no cover
+
+
+def _run_math(
+    jobs: list[Generator[Request, Result, Any]], *, timeout: float, processes: int
+) -> list[Any]:
+    """Values of ``jobs``; those that ask math-verify run on the helper processes.
+
+    Each job is started here; one that finishes without a request (exact
+    duplicates, the fast path, refused answers) never touches a process, and
+    the pool is only started when some job needs it.
+    """
+    values: list[Any] = [None] * len(jobs)
+
+    def wrap(i: int, job: Generator[Request, Result, Any]) -> Job:
+        values[i] = yield from job
+
+    def primed() -> Iterator[tuple[Job, Request]]:
+        for i, job in enumerate(jobs):
+            wrapped = wrap(i, job)
             try:
-                if self._verify(gold, target, timeout_seconds=self._timeout):
-                    return True
-            except (Exception, self._timeout_exc):
+                request = next(wrapped)
+            except StopIteration:
                 continue
-        return False
+            yield wrapped, request
+
+    pending = primed()
+    first = next(pending, None)
+    if first is not None:
+
+        def chained() -> Iterator[tuple[Job, Request]]:
+            yield first
+            yield from pending
+
+        _mathpool.run_jobs(chained(), processes=processes, limit=timeout)
+    return values
 
 
-def math_equivalent(a: str, b: str) -> bool:
-    """True when ``math_verify`` judges two answer strings equal (either direction).
+def close_math_workers() -> None:
+    """End the helper processes that ``equivalence="math"`` started (if any).
 
-    Convenience wrapper around the checker used by ``equivalence="math"``:
-    ``math_equivalent("\\\\frac{1}{2}", "0.5")`` is True. Parse errors and
-    timeouts give False. Raises ImportError naming the ``[math]`` extra when
-    math_verify is missing, TypeError for non-string arguments.
+    They are otherwise kept for the next call and killed at interpreter exit;
+    a later call starts new ones.
+    """
+    _mathpool.close_pool()
+
+
+def math_equivalent(a: str, b: str, *, timeout: float = 1.0) -> bool:
+    """True when two answers are equal after :func:`normalize_answer` or for math-verify.
+
+    The check behind ``equivalence="math"`` (see :func:`group_answers` for the
+    time limit, the fast path and the static guard):
+    ``math_equivalent("\\\\frac{1}{2}", "0.5")`` is True. Parse errors, answers
+    the guard refuses and steps over the ``timeout`` give False.
+
+    Raises:
+        TypeError: non-string arguments, or a non-numeric ``timeout``.
+        ValueError: ``timeout`` not a finite number > 0.
+        ImportError: math_verify is not installed (the ``[math]`` extra).
     """
     if not isinstance(a, str) or not isinstance(b, str):
         raise TypeError("a and b must both be str")
-    return normalize_answer(a) == normalize_answer(b) or _MathChecker()(
-        normalize_answer(a), normalize_answer(b)
-    )
+    limit = _check_limit(timeout)
+    _check_math_available()
+    na, nb = normalize_answer(a), normalize_answer(b)
+    if na == nb:
+        return True
+    state = _MathState()
+    (verdict,) = _run_math([state.compare(na, nb)], timeout=limit, processes=1)
+    return bool(verdict)
 
 
-def _validate_replies(replies: object) -> list[list[str]]:
+def _as_rows(replies: object) -> list[list[Any]]:
+    if isinstance(replies, np.ndarray):
+        if replies.ndim != 2:
+            raise ValueError(
+                f"replies must be a 2-D array [B, K] of str, got shape {replies.shape}"
+            )
+        rows: list[list[Any]] = replies.tolist()
+        return rows
     if isinstance(replies, (str, bytes)) or not isinstance(replies, Sequence):
         raise TypeError(
             "replies must be a sequence (B rows) of sequences (K replies) of str, "
             f"got {type(replies).__name__}"
         )
-    rows: list[list[str]] = []
+    out: list[list[Any]] = []
     for b, row in enumerate(replies):
+        if isinstance(row, np.ndarray):
+            if row.ndim != 1:
+                raise ValueError(f"replies[{b}] must be 1-D (K replies), got shape {row.shape}")
+            out.append(row.tolist())
+            continue
         if isinstance(row, (str, bytes)) or not isinstance(row, Sequence):
             raise TypeError(
                 f"replies[{b}] must be a sequence of str (one row of K replies), "
                 f"got {type(row).__name__}"
             )
-        row = list(row)
+        out.append(list(row))
+    return out
+
+
+def _validate_replies(replies: object) -> list[list[str]]:
+    rows = _as_rows(replies)
+    for b, row in enumerate(rows):
         for k, item in enumerate(row):
             if not isinstance(item, str):
                 raise TypeError(f"replies[{b}][{k}] must be a str, got {type(item).__name__}")
-        rows.append(row)
     if not rows:
         raise ValueError("replies must contain at least one row (B >= 1)")
     width = len(rows[0])
@@ -117,11 +283,29 @@ def _validate_replies(replies: object) -> list[list[str]]:
     return rows
 
 
+def _row_keys(row: list[str], unparseable: str) -> list[Key]:
+    keys: list[Key] = []
+    for reply in row:
+        if unparseable == "r_zero":
+            raw = _published_boxed_content(reply)
+            keys.append(normalize_answer(raw) if raw else _SKIP)
+            continue
+        boxed = extract_boxed(reply)
+        answer = normalize_answer(boxed) if boxed is not None else ""
+        if answer:
+            keys.append(answer)
+        else:
+            keys.append(_BUCKET if unparseable == "bucket" else _SKIP)
+    return keys
+
+
 def group_answers(
-    replies: Sequence[Sequence[str]],
+    replies: Sequence[Sequence[str]] | np.ndarray,
     *,
     unparseable: Unparseable = "distinct",
     equivalence: Equivalence = "exact",
+    timeout: float = 1.0,
+    processes: int = 1,
 ) -> tuple[np.ndarray, int]:
     """Assign each reply an answer id so that equal answers share an id.
 
@@ -137,8 +321,9 @@ def group_answers(
     insertion-ordered dict of counts).
 
     Args:
-        replies: B rows of K raw replies each (``list[list[str]]`` or any
-            nested sequence); all rows must have the same K.
+        replies: B rows of K raw replies each (``list[list[str]]``, any nested
+            sequence, or a 2-D NumPy array of ``str``, dtype ``U`` or
+            ``object``); all rows must have the same K.
         unparseable: ``"distinct"`` (default) gives every unparseable reply a
             fresh id of its own, numbered after every parsed answer of the
             row, so it never forms a majority with anything and loses every
@@ -164,17 +349,44 @@ def group_answers(
             (``0 .. K-1``) give ``p = 1 / K``. The answer comparison is still
             ``equivalence`` (R-Zero uses mathruler's ``grade_answer`` and also
             merges any two answers that both contain ``"no "``).
-        equivalence: how two normalised answers are compared.
-            ``"exact"``: string equality. ``"math"``: string equality or
-            ``math_verify`` equivalence in either direction (see
-            :func:`math_equivalent`; needs the ``[math]`` extra).
+        equivalence: how two normalised answers are compared. Answers are
+            grouped greedily: each new answer (equal strings always match
+            without a comparison) is compared with the representatives (first
+            member) of the row's groups in id order and joins the first match,
+            otherwise it founds a new group; so each distinct pair of a row is
+            compared at most once.
+            ``"exact"``: string equality.
+            ``"math"``: math-verify (``parse`` of ``\\boxed{answer}``, then
+            ``verify`` in either direction; needs the ``[math]`` extra), with
+            the same ids as calling it on every such pair, but bounded and
+            cheaper: plain numbers (integers, decimals with up to 6 places,
+            integer fractions) are settled exactly where that provably gives
+            math-verify's verdict; answers whose evaluation has no useful
+            bound (towers of powers, huge exponents, factorials or literals,
+            more than 1000 characters) are compared by exact string only;
+            everything else runs in helper processes (see ``timeout``).
             A callable ``f(representative, candidate) -> bool`` plugs in your
-            own checker; it receives normalised strings and its exceptions
-            propagate. With ``"math"`` or a callable, answers are grouped
-            greedily: each new answer is compared with the representatives
-            (first member) of the existing groups in id order and joins the
-            first match, otherwise it founds a new group. Equal strings always
-            match without calling the checker.
+            own checker, called in this thread; it receives normalised strings
+            and its exceptions propagate.
+        timeout: ``equivalence="math"`` only: the time limit, in seconds, of
+            each step given to math-verify (reading a new answer, or comparing
+            two), in any thread. It counts the CPU time of the helper process
+            doing the step, so a loaded machine slows honest steps down without
+            failing them, and a step may take at most ``timeout + max(timeout,
+            1)`` seconds of wall time in all (just ``timeout`` where the
+            platform has no CPU-time timers). A step over the limit is stopped
+            by ending its helper process (a fresh one is forked in
+            milliseconds) and counts as "not equivalent"; the answer that ran
+            over (for a comparison, the newer one) is compared by exact string
+            only for the rest of the call. Ids are deterministic unless a step
+            lands near the limit.
+        processes: ``equivalence="math"`` only: helper processes, each working
+            on one row at a time (rows in parallel, for large batches whose rows
+            share few answers: each helper reads its rows' answers itself).
+            They are forked by one more process that has math-verify loaded,
+            reused by later calls, killed at interpreter exit or by
+            :func:`zero_text.close_math_workers`. Calls from several threads
+            are served one at a time.
 
     Returns:
         ``(ids, num_answers)``: ``ids`` is int64 [B, K] with values in
@@ -184,76 +396,44 @@ def group_answers(
 
     Raises:
         TypeError: bad container or element types, or an unsupported type for
-            ``equivalence``.
-        ValueError: B == 0, K == 0, ragged rows, or an unknown
-            ``unparseable`` / ``equivalence`` name.
+            ``equivalence``, ``timeout`` or ``processes``.
+        ValueError: B == 0, K == 0, ragged rows, an array that is not 2-D, an
+            unknown ``unparseable`` / ``equivalence`` name, ``timeout <= 0``
+            or ``processes < 1``.
         ImportError: ``equivalence="math"`` without math_verify installed.
     """
     if unparseable not in _POLICIES:
         raise ValueError(
             f'unparseable must be "distinct", "bucket" or "r_zero", got {unparseable!r}'
         )
-    checker: Callable[[str, str], bool] | None
+    limit = _check_limit(timeout)
+    workers = _check_processes(processes)
+    state: _MathState | None = None
+    compare: Compare | None
     if isinstance(equivalence, str):
         if equivalence == "exact":
-            checker = None
+            compare = None
         elif equivalence == "math":
-            checker = _MathChecker()
+            _check_math_available()
+            state = _MathState()
+            compare = state.compare
         else:
             raise ValueError(
                 f'equivalence must be "exact", "math" or a callable, got {equivalence!r}'
             )
     elif callable(equivalence):
-        checker = equivalence
+        compare = _calling(equivalence)
     else:
         raise TypeError(
             f'equivalence must be "exact", "math" or a callable, got {type(equivalence).__name__}'
         )
     rows = _validate_replies(replies)
 
-    ids = np.empty((len(rows), len(rows[0])), dtype=np.int64)
-    num_answers = 1
-    for b, row in enumerate(rows):
-        exact_ids: dict[str, int] = {}
-        representatives: list[str] = []  # index = id of a parsed-answer group
-        rep_ids: list[int] = []
-        bucket_id: int | None = None
-        skipped: list[int] = []  # columns numbered after every answer of the row
-        next_id = 0
-        for k, reply in enumerate(row):
-            if unparseable == "r_zero":
-                raw = _published_boxed_content(reply)
-                if not raw:
-                    skipped.append(k)
-                    continue
-                answer = normalize_answer(raw)
-            else:
-                boxed = extract_boxed(reply)
-                answer = normalize_answer(boxed) if boxed is not None else ""
-            if not answer and unparseable != "r_zero":
-                if unparseable == "bucket":
-                    if bucket_id is None:
-                        bucket_id = next_id
-                        next_id += 1
-                    ids[b, k] = bucket_id
-                else:
-                    skipped.append(k)  # distinct ids after every parsed answer
-                continue
-            found = exact_ids.get(answer)
-            if found is None and checker is not None:
-                for rep, rep_id in zip(representatives, rep_ids, strict=True):
-                    if checker(rep, answer):
-                        found = rep_id
-                        break
-            if found is None:
-                found = next_id
-                next_id += 1
-                representatives.append(answer)
-                rep_ids.append(found)
-            exact_ids[answer] = found
-            ids[b, k] = found
-        for k in skipped:
-            ids[b, k] = next_id
-            next_id += 1
-        num_answers = max(num_answers, next_id)
+    jobs = [_row_ids(_row_keys(row, unparseable), compare) for row in rows]
+    if state is not None:
+        row_ids = _run_math(jobs, timeout=limit, processes=workers)
+    else:
+        row_ids = [_finish_locally(job) for job in jobs]
+    ids = np.asarray(row_ids, dtype=np.int64).reshape(len(rows), len(rows[0]))
+    num_answers = max(1, int(ids.max(initial=0)) + 1)
     return ids, num_answers

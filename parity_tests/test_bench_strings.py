@@ -1,0 +1,79 @@
+"""Smoke test of ``python -m bench.strings --quick``: the structure of its JSON, the
+identical-ids claim (our grouping against the naive math-verify loop on the same
+replies), the report fragment, and that the default output is not a tracked file.
+Timings are not checked: they are noisy, and claimed by the full bench only."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("math_verify", reason="the naive path and equivalence='math' need it")
+
+import zero_text as zt  # noqa: E402
+from bench import strings  # noqa: E402
+
+STAGES = {
+    "extract", "group_exact", "group_math", "group_math_clean", "group_math_2_processes",
+    "label_rewards", "format", "votes", "rewards", "solver_rewards", "advantages", "pipeline",
+}
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "strings.json"
+    assert strings.main(["--quick", "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def test_quick_run_structure_and_identical_ids(quick):
+    cfg = strings.QUICK
+    assert quick["quick"] is True and quick["case"] == "strings"
+    assert quick["replies"] == cfg.prompts * cfg.completions
+    assert set(quick["seconds"]) == STAGES
+    assert all(len(v) >= 1 and min(v) > 0 for v in quick["seconds"].values())
+    assert set(quick["naive_seconds"]) == {"group_math", "label_rewards"}
+    assert quick["same_ids"] is True  # fast grouping == naive loop on the ordinary replies
+    assert quick["same_ids_2_processes"] is True
+    assert quick["adversarial_change_no_other_id"] is True
+    assert quick["adversarial_replies"] >= 1
+    assert 0.5 < quick["label_reward_agreement"] <= 1
+    # a quick run assesses no target
+    assert all(t["met"] is None for t in quick["targets"].values())
+    text = strings.markdown(quick)
+    assert text.startswith("## From strings to advantages")
+    assert "no target is assessed" in text and "| grouping, `equivalence=\"math\"` |" in text
+
+
+def test_full_report_states_each_target(quick):
+    full = dict(quick, quick=False)
+    full["targets"] = {k: dict(v, met=False) for k, v in quick["targets"].items()}
+    text = strings.markdown(full)
+    assert text.count("**not met**") == len(quick["targets"])
+
+
+def test_default_output_is_not_in_the_repository():
+    root = Path(strings.__file__).resolve().parents[1]
+    for quick in (True, False):
+        assert not strings.default_out(quick).resolve().is_relative_to(root)
+
+
+def test_batch_is_realistic_and_deterministic():
+    cfg = strings.QUICK
+    a, b = strings.make_batch(cfg), strings.make_batch(cfg)
+    assert a == b
+    rows = a["clean"]
+    assert len(rows) == cfg.prompts and all(len(r) == cfg.completions for r in rows)
+    boxed = [zt.extract_boxed(r) for row in rows for r in row]
+    assert sum(x is None for x in boxed) >= 1  # some replies have no (complete) box
+    forms = {zt.normalize_answer(x) for x in boxed if x}
+    assert any("frac" in f for f in forms) and any(f.endswith(".0") for f in forms)
+    for b_, k in a["spots"]:
+        assert a["adversarial"][b_][k] != rows[b_][k]
+        assert any(t in a["adversarial"][b_][k] for t in ("5^", "9^", "!", "10^", "3^"))
+    # integer forms are equal for math-verify; the naive loop agrees on a tiny row
+    row = [strings.completion(random.Random(0), f, 50) for f in strings.integer_forms(12)]
+    assert strings.naive_group([row]) == [[0] * len(row)]
