@@ -4,7 +4,7 @@
 
     python -m bench.strings                 # 256 prompts x 16 completions of about 1 KB
     python -m bench.strings --quick         # 16 x 8 (seconds; tests, CI)
-    python -m bench.strings --out bench/results/strings.json   # the committed full result
+    python -m bench.strings --update-committed   # the committed full result
 
 The batch: numeric final answers (integers, fractions) boxed in the mixed forms models
 write (``3``, ``3.0``, ``\\frac{6}{2}``, ``$3$``, ``6/2``, ``3.``, ``3 \\text{ units}``,
@@ -19,8 +19,9 @@ the naive side, on the same batch without the adversarial replies (they would st
 a grouping loop that parses per comparison and verifies against each earlier
 representative, and a per-completion parse + verify against the label. Both groupings
 must give identical ids on the non-adversarial replies; the ratio of the times is the
-claim. Writes the results JSON to ``--out`` (default: a file in the temporary directory,
-never a tracked file); :func:`markdown` renders the report's fragment from it.
+claim. Writes ``strings.json`` to ``--out DIR`` (default: a directory in the temporary
+directory, never a tracked file; ``--update-committed`` writes bench/results/, see
+:mod:`bench.output`); :func:`markdown` renders the report's section from it.
 """
 
 from __future__ import annotations
@@ -34,17 +35,16 @@ import platform
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import zero_text
+from bench import output
 
 #: The answers that make math-verify run for ever (issue #65 and relatives).
 ADVERSARIAL = [
@@ -581,15 +581,44 @@ def _fmt(seconds: float) -> str:
     return f"{seconds * 1e6:.0f} µs"
 
 
-def markdown(result: dict[str, Any]) -> str:
-    """The report's fragment for one result of :func:`run` (a heading, a table, notes)."""
+def headline(result: dict[str, Any]) -> list[str]:
+    """The bullet of bench/RESULTS.md's first screen."""
+    ratio = result["ratios"]["group_math"]
+    return [
+        f"- From strings to advantages (`python -m bench.strings`, {result['replies']:,} "
+        f"replies): math-equivalent grouping **{ratio:.1f}x** faster than the naive "
+        "math-verify loop, "
+        + ("identical ids." if result["same_ids"] else "**different ids**.")
+    ]
+
+
+def targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The case's two targets of issue 18 (not measured without a full run)."""
+    from bench.targets import target
+
+    full = result is not None and not result.get("quick")
+    out = []
+    for name, what in (
+        ("math_grouping_5x_faster_than_naive",
+         "`group_answers(equivalence=\"math\")` at least 5x faster than the naive "
+         "math-verify grouping on a realistic GRPO batch, with identical ids"),
+        ("adversarial_batch_within_normal_plus_limit",
+         "a batch with 1 % adversarial replies takes at most its normal time plus the "
+         "per-comparison limit"),
+    ):
+        got = (result or {}).get("targets", {}).get(name, {}) if full else {}
+        details = {"value": round(got["value"], 3)} if "value" in got else {}
+        out.append(target(name, what, 18, {name: got.get("met") if full else None}, details))
+    return out
+
+
+def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
+    """The section of bench/RESULTS.md for one result of :func:`run` (a table, notes)."""
     cfg = result["config"]
     med, naive, ratios = result["median_seconds"], result["naive_seconds"], result["ratios"]
     mixed = result["mixed"]
     limit = cfg["timeout"]
     lines = [
-        "## From strings to advantages (issue 18)",
-        "",
         f"`python -m bench.strings` runs one GRPO batch of {cfg['prompts']} prompts x "
         f"{cfg['completions']} completions (about {result['reply_chars_mean']:.0f} characters "
         f"each; numeric answers boxed in mixed forms, {result['adversarial_replies']} "
@@ -644,13 +673,8 @@ def markdown(result: dict[str, Any]) -> str:
         for name, target in result["targets"].items():
             verdict = {True: "met", False: "**not met**", None: "not assessed"}[target["met"]]
             lines.append(f"- Target `{name}` ({target['goal']}): {target['value']:.2f}, {verdict}")
+    lines.append(f"- Raw numbers in `{results_dir}/strings.json`.")
     return "\n".join(lines) + "\n"
-
-
-def default_out(quick: bool) -> Path:
-    """Where a run writes without ``--out``: the temporary directory, never a tracked file."""
-    name = "strings-quick.json" if quick else "strings.json"
-    return Path(tempfile.gettempdir()) / "zero-rewards-bench" / name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -659,15 +683,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, help="prompts in the batch (default 256)")
     parser.add_argument("--completions", type=int, help="completions per prompt (default 16)")
     parser.add_argument("--repeats", type=int, help="runs of our side (default 3)")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="results JSON (default: zero-rewards-bench/strings[-quick].json in the temporary "
-        "directory; the committed result is bench/results/strings.json)",
-    )
+    output.add_arguments(parser, "strings.json")
     parser.add_argument("--markdown", action="store_true", help="also print the report fragment")
     args = parser.parse_args(argv)
+    out_dir = output.directory(args, quick=args.quick)
     cfg = QUICK if args.quick else Config()
     overrides = {
         k: v for k, v in (("prompts", args.prompts), ("completions", args.completions),
@@ -675,10 +694,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     if overrides:
         cfg = Config(**{**asdict(cfg), **overrides})
-    out = args.out or default_out(args.quick)
+    out = out_dir / "strings.json"
     result = run(cfg, quick=args.quick)
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
+    output.finish(out_dir)
     med = result["median_seconds"]
     print(
         f"{cfg.prompts} x {cfg.completions}: math grouping {_fmt(med['group_math'])} vs naive "

@@ -23,12 +23,13 @@ from zero_jax.primitives import mean_kept
 __all__ = ["self_certainty", "token_entropy"]
 
 
-def _shifted(logits: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``z = l - max_v l`` (in the compute dtype, fused into each pass) and
-    ``log sum_v exp(z)``, so that logsumexp(l) = max + that."""
+def _logsumexp(logits: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(l, logsumexp_v l)`` with ``l`` in the compute dtype (the conversion is fused
+    into each pass over the logits; XLA keeps these passes free of logits-sized
+    temporaries only when each reads ``l`` itself, so nothing shifted is shared)."""
     x = logits.astype(_c.compute_dtype(logits.dtype))
-    z = x - lax.stop_gradient(jnp.max(x, axis=-1, keepdims=True))
-    return z, jnp.log(jnp.sum(jnp.exp(z), axis=-1))
+    top = jnp.max(x, axis=-1, keepdims=True)
+    return x, top[..., 0] + jnp.log(jnp.sum(jnp.exp(x - top), axis=-1))
 
 
 def self_certainty(logits: Any, mask: Any) -> jax.Array:
@@ -66,15 +67,15 @@ def self_certainty(logits: Any, mask: Any) -> jax.Array:
 @_c.kernel("self_certainty")
 def _self_certainty(logits: jax.Array, mask: jax.Array) -> jax.Array:
     _c.invalid("self_certainty", logits=logits, mask=mask)  # raises under checked
-    z, log_sum = _shifted(lax.stop_gradient(logits))
-    per_token = log_sum - jnp.mean(z, axis=-1)  # logsumexp(l) - mean(l), the max cancels
+    x, lse = _logsumexp(lax.stop_gradient(logits))
+    per_token = lse - jnp.mean(x, axis=-1)
     return _poisoned_mean(per_token, mask).astype(logits.dtype)
 
 
 def _poisoned_mean(per_token: jax.Array, mask: jax.Array) -> jax.Array:
     """The masked mean over T, NaN for a row with a non-finite kept token.  A token's
-    value is non-finite exactly when one of its logits is (z <= 0 cannot overflow), so
-    this is the contract's rule without another pass over the logits."""
+    value is non-finite exactly when one of its logits is (``exp(l - max) <= 1`` cannot
+    overflow), so this is the contract's rule without another pass over the logits."""
     rows = jnp.any(~jnp.isfinite(per_token) & mask, axis=-1)
     return _c.poison(mean_kept(per_token, mask), rows)
 
@@ -112,7 +113,7 @@ def token_entropy(logits: Any, mask: Any) -> jax.Array:
 @_c.kernel("token_entropy")
 def _token_entropy(logits: jax.Array, mask: jax.Array) -> jax.Array:
     _c.invalid("token_entropy", logits=logits, mask=mask)  # raises under checked
-    z, log_sum = _shifted(lax.stop_gradient(logits))
-    log_p = z - log_sum[..., None]  # -sum p log p, with log p = z - log sum exp(z)
+    x, lse = _logsumexp(lax.stop_gradient(logits))
+    log_p = x - lse[..., None]  # -sum p log p
     per_token = -jnp.sum(jnp.exp(log_p) * log_p, axis=-1)
     return _poisoned_mean(per_token, mask).astype(logits.dtype)

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from zero_jax import _checks as _c
+from zero_jax.primitives import exact_div
 
 __all__ = ["informative_groups", "overlong_penalty"]
 
@@ -56,7 +57,7 @@ def _overlong(
     length = lengths.astype(dtype)
     top, soft = jnp.asarray(max_length, dtype), jnp.asarray(cache, dtype)
     start = top - soft
-    ramp = (start - length) / jnp.where(soft > 0, soft, 1)  # never read when soft = 0
+    ramp = exact_div(start - length, jnp.where(soft > 0, soft, 1))  # unused when soft = 0
     penalty = jnp.where(length <= start, 0, jnp.where(length <= top, ramp, -1))
     return lax.stop_gradient(_c.poison(penalty, bad["lengths"] | _c.hyper_rules(bad)))
 
