@@ -210,14 +210,16 @@ def data_checks(contract: Contract | str, **named: Any) -> None:
             require(ok, V.value_message(arg, named))
 
 
-def at_most(name: str, value: int, limit: int) -> None:
-    """Raise the contract's message when a static count exceeds an axis of the data:
-    ``k`` of ``pass_at_k`` (at most the ``N`` samples) or ``trained`` of
-    ``vote_metrics`` (at most the ``K`` answers)."""
-    if value > limit:
-        if name == "k":
-            raise ValueError(msg.K_TOO_LARGE.format(n=limit, k=value))
-        raise ValueError(msg.TRAINED_TOO_LARGE.format(k=limit, trained=value))
+def k_at_most_samples(k: int, n: int) -> None:
+    """``pass_at_k``: ``k`` cannot exceed the ``N`` samples per question."""
+    if k > n:
+        raise ValueError(msg.K_TOO_LARGE.format(n=n, k=k))
+
+
+def trained_at_most_answers(trained: int, k: int) -> None:
+    """``vote_metrics``: the trained answers are some of the ``K`` voted ones."""
+    if trained > k:
+        raise ValueError(msg.TRAINED_TOO_LARGE.format(k=k, trained=trained))
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:

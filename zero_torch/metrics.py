@@ -52,7 +52,7 @@ def pass_at_k(correct: torch.Tensor, k: int) -> torch.Tensor:
     (ok,) = _c.arrays("pass_at_k", correct)
     h = _c.hypers("pass_at_k", k=k)
     n = ok.shape[1]
-    _c.at_most("k", h["k"], n)
+    _c.k_at_most_samples(h["k"], n)
     counts, index = torch.unique(ok.sum(-1), return_inverse=True)
     table = [_pass_rate(n, int(c), h["k"]) for c in counts.tolist()]
     rates = torch.tensor(table, dtype=torch.float64, device=ok.device)
@@ -115,7 +115,7 @@ def vote_metrics(
     h = _c.hypers("vote_metrics", num_answers=num_answers, trained=trained, method=method)
     b, k = a.shape
     k_s = k if h["trained"] is None else h["trained"]
-    _c.at_most("trained", k_s, k)
+    _c.trained_at_most_answers(k_s, k)
     _c.data_checks("vote_metrics", answers=a, num_answers=h["num_answers"])
     ids, id_max = _c.as_int64(a), _c.id_max(a)
     labels, top = vote(ids, h["num_answers"], h["method"], id_max)
