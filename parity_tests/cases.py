@@ -14,6 +14,7 @@ rounded once to the output dtype by the caller.  Shares no code with the twins.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from zero_contracts import CONTRACTS, SCALES, SINGLETONS
+from zero_contracts import AGGREGATIONS, BASELINES, CONTRACTS, SCALES, SINGLETONS
 
 ID_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32", "float64")
@@ -197,12 +198,13 @@ def solver_rewards(answers, format_valid, num_answers=None, alpha=0.9, method=No
     return nan_where(out, rows)
 
 
-def group_advantages(rewards, mask=None, scale="group", ddof=1, eps=1e-6, singleton="zero"):
+def group_advantages(rewards, mask=None, scale="group", ddof=1, eps=1e-6, singleton="zero",
+                     baseline="mean"):
     with np.errstate(invalid="ignore"):  # a broken group's NaN is replaced below
-        return _group_advantages(rewards, mask, scale, ddof, eps, singleton)
+        return _group_advantages(rewards, mask, scale, ddof, eps, singleton, baseline)
 
 
-def _group_advantages(rewards, mask, scale, ddof, eps, singleton):
+def _group_advantages(rewards, mask, scale, ddof, eps, singleton, baseline="mean"):
     r = f64(rewards)
     m = np.ones(r.shape, bool) if mask is None else np.asarray(mask)
     broken = (m & ~np.isfinite(r)).any(-1, keepdims=True) | bad_real(eps, 0.0)
@@ -214,16 +216,20 @@ def _group_advantages(rewards, mask, scale, ddof, eps, singleton):
     mean = kept.sum(-1, keepdims=True) / np.maximum(n, 1)
     sq = np.where(m, (r - mean) ** 2, 0.0).sum(-1, keepdims=True)
     std = np.sqrt(sq / np.maximum(n - ddof, 1))
+    if baseline == "leave_one_out":  # RLOO: the mean of the group's other kept rewards
+        base = (kept.sum(-1, keepdims=True) - kept) / np.maximum(n - 1, 1)
+    else:
+        base = np.broadcast_to(mean, r.shape)
     single = n == 1
     if singleton == "raw":
-        mean = np.where(single, 0.0, mean)
+        base = np.where(single, 0.0, base)
         std = np.where(single, 1.0, std)
     if scale == "batch":
         nb = m.sum()
         mb = kept.sum() / max(nb, 1)
         sqb = np.where(m, (r - mb) ** 2, 0.0).sum()
         std = np.full_like(std, np.sqrt(sqb / max(nb - ddof, 1)))
-    adv = r - mean
+    adv = r - base
     if scale != "none":
         with np.errstate(divide="ignore", invalid="ignore"):  # zeroed below
             adv = adv / (std + float(eps))
@@ -235,6 +241,37 @@ def _group_advantages(rewards, mask, scale, ddof, eps, singleton):
     if singleton == "raw":
         zero = zero & ~single
     return nan_where(np.where(m & ~zero, adv, 0.0), broken)
+
+
+def multi_reward_advantages(rewards, weights=None, mask=None, aggregation="sum_then_normalize",
+                            scale="group", ddof=1, eps=1e-6, singleton="zero", baseline="mean"):
+    """TRL's two aggregations (GDPO is normalize_then_sum) from their definitions: a
+    sample is kept when any of its rewards is; a masked reward counts 0 in a sum."""
+    r = f64(rewards)
+    m = np.ones(r.shape, bool) if mask is None else np.asarray(mask)
+    w = np.ones(r.shape[-1]) if weights is None else f64(weights)
+    kept = m.any(-1)
+    broken_group = (m & ~np.isfinite(r)).any((-2, -1))[:, None]
+    broken_all = bool((~np.isfinite(w)).any()) or bad_real(eps, 0.0)
+    options = (scale, ddof, eps, singleton, baseline)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if aggregation == "sum_then_normalize":
+            total = (np.where(m, r, 0.0) * w).sum(-1)
+            out = group_advantages(total, kept, *options)
+            broken = broken_group if scale != "batch" else np.full(kept.shape, broken_group.any())
+            return nan_where(out, broken | broken_all)
+        per_reward = np.stack(
+            [group_advantages(r[..., k], m[..., k], *options) for k in range(r.shape[-1])], -1
+        )
+        s = (per_reward * w).sum(-1)
+        n = kept.sum()
+        mean = np.where(kept, s, 0.0).sum() / max(n, 1)
+        std = np.sqrt(np.where(kept, (s - mean) ** 2, 0.0).sum() / max(n - ddof, 1))
+        equal = np.where(kept, s, -np.inf).max() == np.where(kept, s, np.inf).min()
+        with np.errstate(divide="ignore"):
+            z = (s - mean) / (std + float(eps))
+    out = np.where(kept & ~equal, z, 0.0)
+    return nan_where(out, broken_group.any() | broken_all)
 
 
 def majority_vote(answers, num_answers=None, method=None):
@@ -255,6 +292,111 @@ def masked_mean(values, mask):
     v = f64(values)
     m = np.broadcast_to(np.asarray(mask), v.shape)
     return np.where(m, v, 0.0).sum(-1) / np.maximum(m.sum(-1), 1)
+
+
+
+def _logits_poison(logits: np.ndarray, mask) -> np.ndarray:
+    """Rows with a non-finite logit at a kept token."""
+    return (np.asarray(mask) & ~np.isfinite(logits).all(-1)).any(-1)
+
+
+def _token_mean(per_token: np.ndarray, mask) -> np.ndarray:
+    m = np.asarray(mask)
+    return np.where(m, per_token, 0.0).sum(-1) / np.maximum(m.sum(-1), 1)
+
+
+def _log_softmax(logits) -> np.ndarray:
+    """log p in extended precision (x87 80-bit, ~1e-19): the reference keeps a few
+    digits beyond float64 where a peaked distribution makes log Z close to 0."""
+    x = np.asarray(logits).astype(np.float64).astype(np.longdouble)
+    top = x.max(-1, keepdims=True)
+    return x - (top + np.log(np.exp(x - top).sum(-1, keepdims=True)))
+
+
+def self_certainty(logits, mask):
+    """Intuitor: KL(U || p) = -log V - mean_v log p_v per token; its published code drops
+    the constant -log V, so the per-token value is -mean_v log p_v."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        per_token = (-_log_softmax(logits).mean(-1)).astype(np.float64)
+        return nan_where(_token_mean(per_token, mask), _logits_poison(f64(logits), mask))
+
+
+def token_entropy(logits, mask):
+    """-sum_v p_v log p_v per token, p = softmax(logits)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        logp = _log_softmax(logits)
+        per_token = (-(np.exp(logp) * logp).sum(-1)).astype(np.float64)
+        return nan_where(_token_mean(per_token, mask), _logits_poison(f64(logits), mask))
+
+
+def pass_at_k(correct, k):
+    """Chen et al. (2021): 1 - C(n - c, k) / C(n, k), exact in integers and correctly
+    rounded (Python's int division)."""
+    c = np.asarray(correct).sum(-1)
+    n = np.shape(correct)[-1]
+    table = {}
+    for ci in np.unique(c).tolist():
+        if n - ci < k:
+            table[ci] = 1.0
+        else:
+            total = math.comb(n, k)
+            table[ci] = (total - math.comb(n - ci, k)) / total
+    return np.array([table[ci] for ci in c.tolist()], np.float64)
+
+
+def vote_metrics(answers, truth, num_answers=None, trained=None, method=None):
+    """TTRL's diagnostics from their definitions, in exact integer counts."""
+    a = np.asarray(answers)
+    b, k = a.shape
+    k_s = k if trained is None else int(trained)
+    t = np.asarray(truth).astype(object)
+    labels, top = vote(a)
+    sub = a[:, :k_s]
+    sub_labels, _ = vote(sub)
+    pseudo = sub == labels[:, None]
+    true = sub.astype(object) == t[:, None]
+    counts = [
+        (int((labels.astype(object) == t).sum()), b),
+        (int((pseudo == true).sum()), b * k_s),
+        (int(top.sum()), b * k),
+        (int((sub_labels.astype(object) == t).sum()), b),
+    ]
+    broken = bool(bad_ids(a, num_answers).any())
+    return tuple(np.float64(np.nan if broken else hits / total) for hits, total in counts)
+
+
+def overlong_penalty(lengths, max_length, cache):
+    """DAPO Eq. 13 in Python numbers (exact int / float comparisons), as TRL's
+    get_soft_overlong_punishment computes it."""
+    top, band = float(max_length), float(cache)
+    start = top - band
+    broken = bad_real(top, 0.0) or bad_real(band, 0.0) or band > top
+    out = []
+    for length in np.asarray(lengths).astype(object).tolist():
+        if broken or length < 0:
+            out.append(np.nan)
+        elif length <= start:
+            out.append(0.0)
+        elif length <= top:
+            out.append((start - length) / band)
+        else:
+            out.append(-1.0)
+    return np.array(out, np.float64)
+
+
+def informative_groups(rewards, mask=None):
+    r = f64(rewards)
+    m = np.ones(r.shape, bool) if mask is None else np.asarray(mask)
+    broken = (m & ~np.isfinite(r)).any(-1)
+    with np.errstate(invalid="ignore"):
+        hi = np.where(m, r, -np.inf).max(-1)
+        lo = np.where(m, r, np.inf).min(-1)
+        return (hi > lo) & ~broken
+
+
+def learnability_reward(solve_rate):
+    s = f64(solve_rate)
+    return nan_where(np.where((s == 0) | (s == 1), 0.0, 1 - s), bad_unit(s))
 
 
 # ------------------------------------------------------------------------- values
@@ -431,21 +573,142 @@ def build_coder_rewards(rng, cfg: Config) -> Inputs:
             "syntax_error": rng.random(b) < 0.3}, {}
 
 
-def build_group_advantages(rng, cfg: Config) -> Inputs:
-    n = int(rng.choice([1, 2, 8])) if cfg.batch < 2**18 - 1 else 8
-    dt = np_dtype(_fl(cfg))
-    g = cfg.batch
-    kind = rng.integers(0, 3, size=(g, 1))
-    r = np.where(kind == 0, rng.integers(0, 2, (g, n)),  # binary rewards: ties, all-equal
-                 np.where(kind == 1, np.round(rng.normal(size=(g, n)), 2), 3.0))
-    hypers = {
+def _group_rewards(rng, g: int, n: int) -> np.ndarray:
+    """Rewards of ``g`` groups of ``n``: binary (ties, all-equal groups), rounded normals,
+    constant groups, and NeMo-RL's float32 trap (identical non-dyadic rewards and one
+    other: 0.35 x (n - 1) and 0 or 0.95)."""
+    kind = rng.integers(0, 4, size=(g, 1))
+    odd = np.where(rng.random((g, 1)) < 0.5, 0.0, 0.95)
+    trap = np.where(np.arange(n) == rng.integers(0, n, size=(g, 1)), odd, 0.35)
+    return np.where(kind == 0, rng.integers(0, 2, (g, n)),
+                    np.where(kind == 1, np.round(rng.normal(size=(g, n)), 2),
+                             np.where(kind == 2, 3.0, trap)))
+
+
+def _advantage_options(rng) -> dict[str, Any]:
+    return {
         "scale": str(rng.choice(SCALES)),
         "ddof": int(rng.choice([0, 1])),
         "eps": float(rng.choice([0.0, 1e-6, 1e-4])),
         "singleton": str(rng.choice(SINGLETONS)),
+        "baseline": str(rng.choice(BASELINES)),
     }
+
+
+def build_group_advantages(rng, cfg: Config) -> Inputs:
+    n = int(rng.choice([1, 2, 8])) if cfg.batch < 2**18 - 1 else 8
+    g = cfg.batch
+    r = _group_rewards(rng, g, n)
+    hypers = _advantage_options(rng)
     mask = rng.random((g, n)) < 0.8 if rng.random() < 0.5 else None
-    return {"rewards": r.astype(dt), "mask": mask}, hypers
+    return {"rewards": r.astype(np_dtype(_fl(cfg))), "mask": mask}, hypers
+
+
+def build_multi_reward_advantages(rng, cfg: Config) -> Inputs:
+    """R in {1, 2, 3} rewards of dyadic values (so weighted sums are exact in any float
+    dtype), with ties, constant groups and the float32 trap of ``_group_rewards``."""
+    n = int(rng.choice([1, 2, 8])) if cfg.batch < 2**18 - 1 else 8
+    r_count = int(rng.choice([1, 2, 3]))
+    g = cfg.batch
+    dt = np_dtype(_fl(cfg))
+    pool = np.array([0.0, 1.0, 0.5, 0.25, -1.0, 2.0, 3.0])
+    kinds = rng.integers(0, 3, size=(g, 1, r_count))
+    r = np.where(kinds == 0, rng.integers(0, 2, (g, n, r_count)),
+                 np.where(kinds == 1, rng.choice(pool, (g, n, r_count)),
+                          _group_rewards(rng, g * r_count, n).reshape(g, r_count, n)
+                          .transpose(0, 2, 1)))
+    weights = None
+    if rng.random() < 0.7:
+        weights = rng.choice(np.array([1.0, 0.5, 2.0, -1.0, 0.25, 0.0]), r_count).astype(dt)
+    mask = rng.random((g, n, r_count)) < 0.8 if rng.random() < 0.5 else None
+    hypers = {"aggregation": str(rng.choice(AGGREGATIONS)), **_advantage_options(rng)}
+    return {"rewards": r.astype(dt), "weights": weights, "mask": mask}, hypers
+
+
+def build_informative_groups(rng, cfg: Config) -> Inputs:
+    n = int(rng.choice([1, 2, 8])) if cfg.batch < 2**18 - 1 else 8
+    g = cfg.batch
+    r = _group_rewards(rng, g, n).astype(np_dtype(_fl(cfg)))
+    mask = rng.random((g, n)) < 0.7 if rng.random() < 0.6 else None
+    return {"rewards": r, "mask": mask}, {}
+
+
+def _logits(rng, cfg: Config) -> Inputs:
+    """Small ``[B, T, V]`` logits (T in {0, 1, 3}, V in {1, 5, 33}) scaled to the dtype:
+    spread rows, peaked rows, a common offset; masked tokens hold garbage (NaN / inf),
+    which must never be read."""
+    t = int(rng.choice([0, 1, 3]))
+    v = int(rng.choice([1, 5, 33]))
+    dt = np_dtype(_fl(cfg))
+    scale = {"float16": 3.0, "bfloat16": 6.0}.get(_fl(cfg), 20.0)
+    b = cfg.batch
+    spread = np.where(rng.random((b, 1, 1)) < 0.3, 6.0, 1.0)  # some sharply peaked rows
+    offset = float(rng.choice([0.0, -2 * scale, 10 * scale]))
+    logits = rng.normal(size=(b, t, v)) * scale * spread + offset
+    mask = rng.random((b, t)) < 0.7
+    junk = ~mask[..., None] & (rng.random((b, t, v)) < 0.2)
+    logits = np.where(junk, rng.choice(np.array([np.nan, np.inf, -np.inf]), (b, t, v)), logits)
+    return {"logits": logits.astype(dt), "mask": mask}, {}
+
+
+def build_self_certainty(rng, cfg: Config) -> Inputs:
+    return _logits(rng, cfg)
+
+
+def build_token_entropy(rng, cfg: Config) -> Inputs:
+    return _logits(rng, cfg)
+
+
+def build_pass_at_k(rng, cfg: Config) -> Inputs:
+    """n samples per question up to 1024 (the stability limit the contract names), k from
+    1 to n, questions from never to always solved."""
+    ns = [1, 3, 16, 200] + ([1024] if cfg.batch <= 4096 else [])
+    n = int(rng.choice(ns))
+    k = int(rng.choice([1, n, int(rng.integers(1, n + 1))]))
+    p = rng.choice(np.array([0.0, 0.002, 0.05, 0.5, 0.95, 1.0]), (cfg.batch, 1))
+    return {"correct": rng.random((cfg.batch, n)) < p}, {"k": k}
+
+
+def build_vote_metrics(rng, cfg: Config) -> Inputs:
+    """Votes as for consensus; the truth (another integer dtype) is the row's majority,
+    one of its answers, or anything."""
+    k = int(rng.choice([1, 5, 8]))
+    a, num = answer_ids(rng, (cfg.batch, k), cfg.id_dtype, cfg.pattern, cfg.x64)
+    other = str(rng.choice(ID_DTYPES))
+    if not cfg.x64 and np.dtype(other).itemsize == 8:
+        other = other.replace("64", "32")
+    info = np.iinfo(other)
+    labels, _ = vote(a)
+    own = a[np.arange(cfg.batch), rng.integers(0, k, cfg.batch)].astype(object)
+    pick = rng.integers(0, 3, cfg.batch)
+    truth = np.where(pick == 0, labels.astype(object), np.where(
+        pick == 1, own, ids(rng, cfg.batch, other, cfg.pattern, cfg.x64).astype(object)))
+    fits = np.array([info.min <= v <= info.max for v in truth.tolist()], bool)
+    truth = np.where(fits, truth, 0)
+    trained = None if rng.random() < 0.4 else int(rng.integers(1, k + 1))
+    hypers = {"num_answers": num, "trained": trained, "method": cfg.method}
+    return {"answers": a, "truth": np.asarray(truth.tolist(), other)}, hypers
+
+
+def build_overlong_penalty(rng, cfg: Config) -> Inputs:
+    """Lengths of the id patterns (negatives replaced) and lengths around both edges of
+    the soft band, for bands with and without a cache and with fractional edges."""
+    top, band = [(16, 4), (100, 20), (4096.0, 512.0), (20.5, 2.5), (8, 0), (10, 10), (0, 0),
+                 (30, 7.25)][int(rng.integers(0, 8))]
+    b = cfg.batch
+    dt = np.dtype(cfg.id_dtype)
+    hi = int(np.iinfo(dt).max)
+    pattern = "dense" if cfg.pattern == "negative" else cfg.pattern
+    base = ids(rng, b, cfg.id_dtype, pattern, cfg.x64).astype(object)
+    base = np.where(base < 0, 0, base)
+    edge = rng.integers(max(0, math.floor(top - band) - 3), math.ceil(top) + 4, b)
+    near = np.array([min(int(e), hi) for e in edge.tolist()], dtype=object)
+    lengths = np.where(rng.random(b) < 0.6, near, base)
+    return {"lengths": np.asarray(lengths.tolist(), dt)}, {"max_length": top, "cache": band}
+
+
+def build_learnability_reward(rng, cfg: Config) -> Inputs:
+    return {"solve_rate": unit(rng, cfg.batch, _fl(cfg))}, {}
 
 
 def build_cluster_sizes(rng, cfg: Config) -> Inputs:

@@ -115,6 +115,7 @@ def expected_jax_dtypes(contract: Contract, arrays: dict, x64: bool) -> tuple[np
         "labels": (it, fl),
         "bool": (np.dtype(bool),),
         "count": (np.dtype(np.int32),),
+        "metrics": (fl,) * 4,  # the four scalars of VoteMetrics
     }[rule]
 
 
@@ -136,6 +137,7 @@ def expected_torch_dtypes(contract: Contract, arrays: dict) -> tuple[np.dtype, .
         "labels": (np.dtype(np.int64), np.dtype(np.float64)),
         "bool": (np.dtype(bool),),
         "count": (np.dtype(np.int64),),
+        "metrics": (np.dtype(np.float64),) * 4,
     }[rule]
 
 
@@ -285,8 +287,54 @@ def compare(got: np.ndarray, want: np.ndarray, dtype: np.dtype, where: str, scal
         )
 
 
-def tolerance_scale(contract: Contract, arrays: dict) -> float | None:
-    """Magnitude that float errors scale with (the inputs of a difference or mean)."""
+def _spread_scale(r: np.ndarray, m: np.ndarray, hypers: dict, top=None) -> np.ndarray:
+    """Per group ``[G, 1]``: max |r| (or ``top``) over what divides ``r - b`` (the
+    group's or the batch's std + eps, or 1 unscaled), times 2 for the leave-one-out
+    factor n / (n - 1).  The rounding of ``r - b`` in the dtype is relative to |r|, then
+    divided: float32 rewards 0.84 and 0.75 with ddof 0 lose 12 ulps in any float32
+    computation of their advantages."""
+    r = np.where(m, r, 0.0)
+    if top is None:
+        top = np.abs(r).max(-1, keepdims=True)
+    how, ddof, eps = hypers.get("scale", "group"), hypers.get("ddof", 1), hypers.get("eps", 1e-6)
+    if how == "none":
+        return 2 * top
+    axis = -1 if how == "group" else (-2, -1)
+    n = m.sum(axis, keepdims=True)
+    mean = r.sum(axis, keepdims=True) / np.maximum(n, 1)
+    sq = np.where(m, (r - mean) ** 2, 0.0).sum(axis, keepdims=True)
+    den = np.sqrt(sq / np.maximum(n - ddof, 1)) + float(eps)
+    return 2 * top / np.where(den > 0, den, 1.0)  # a zero spread gives exact zeros
+
+
+def _advantage_scale(contract: Contract, arrays: dict, hypers: dict) -> np.ndarray | float | None:
+    r = arrays["rewards"].astype(np.float64)
+    mask = arrays.get("mask")
+    m = np.ones(r.shape, bool) if mask is None else np.asarray(mask)
+    if not np.isfinite(np.where(m, r, 0.0)).all():
+        return None  # invalid data: the poisoned rows are NaN, the others as they are
+    if contract.name == "group_advantages":
+        return _spread_scale(r, m, hypers)
+    w = np.ones(r.shape[-1]) if arrays.get("weights") is None else arrays["weights"].astype(
+        np.float64)
+    kept = m.any(-1)
+    terms = np.where(m, r, 0.0) * w
+    if hypers.get("aggregation", "sum_then_normalize") == "sum_then_normalize":
+        top = np.abs(terms).sum(-1).max(-1, keepdims=True)  # the rounding of the sums
+        return _spread_scale(terms.sum(-1), kept, hypers, top)
+    per_reward = [_spread_scale(r[..., k], m[..., k], hypers) for k in range(r.shape[-1])]
+    carried = sum(abs(float(wk)) * c for wk, c in zip(w, per_reward, strict=True))
+    options = {k: v for k, v in hypers.items() if k != "aggregation"}
+    sums = (np.stack([oracle.group_advantages(r[..., k], m[..., k], **options)
+                      for k in range(r.shape[-1])], -1) * w).sum(-1)
+    top = float(np.max(np.where(kept, carried + np.abs(sums), 0.0), initial=1.0))
+    batch = {**hypers, "scale": "group"}  # one group: the whole batch
+    return float(_spread_scale(sums.reshape(1, -1), kept.reshape(1, -1), batch, top).item())
+
+
+def tolerance_scale(contract: Contract, arrays: dict, hypers: dict | None = None):
+    """Magnitude that float errors scale with (the inputs of a difference or mean): a
+    float, a per-group array, or None (the output's own magnitude)."""
     if contract.name in ("hint_delta",):
         m = max((float(np.max(np.abs(arrays[k].astype(np.float64)), initial=0))
                  for k in ("base_logp", "hinted_logp")), default=1.0)
@@ -294,6 +342,8 @@ def tolerance_scale(contract: Contract, arrays: dict) -> float | None:
     if contract.name == "proposer_rewards":
         d = arrays["delta"].astype(np.float64)
         return max(1.0, float(np.nanmax(np.abs(d), initial=0)))
+    if contract.name in ("group_advantages", "multi_reward_advantages") and hypers is not None:
+        return _advantage_scale(contract, arrays, hypers)
     return None
 
 
@@ -329,7 +379,7 @@ class RewardTester:
             got = run_jax(zero_jax, self.contract, arrays, hypers, cfg.transform)
             dtypes = expected_jax_dtypes(self.contract, arrays, cfg.x64)
         want = expected_values(self.contract, arrays, hypers)
-        scale = tolerance_scale(self.contract, arrays)
+        scale = tolerance_scale(self.contract, arrays, hypers)
         for i, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
             compare(g, w, dt, f"{where} output {i}", scale)
 
@@ -348,6 +398,6 @@ class RewardTester:
         got = run_torch(zero_torch, self.contract, arrays, hypers)
         dtypes = expected_torch_dtypes(self.contract, arrays)
         want = expected_values(self.contract, arrays, hypers)
-        scale = tolerance_scale(self.contract, arrays)
+        scale = tolerance_scale(self.contract, arrays, hypers)
         for i, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
             compare(g, w, dt, f"{where} output {i}", scale)

@@ -8,7 +8,9 @@ naming the argument, with the messages zero_jax raises (eagerly, or under
 
 from __future__ import annotations
 
+import math
 import numbers
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -137,25 +139,87 @@ def require(ok: torch.Tensor | bool, message: str) -> None:
         raise ValueError(message)
 
 
+#: Elements of a data rule evaluated at once: a rule over a large tensor (the
+#: ``[B, T, V]`` logits) runs over pieces of its leading axes, so its bool temporaries
+#: stay far below the tensor's size.
+CHECK_CHUNK = 2**22
+
+
+def _rule_holds(arg: Any, x: torch.Tensor, named: dict[str, Any]) -> torch.Tensor:
+    """Where the value rule of ``arg`` holds on ``x`` (a bool tensor of ``x``'s shape)."""
+    if arg.value == "unit":
+        return (x >= 0) & (x <= 1)
+    if arg.value == "finite":
+        return torch.isfinite(x)
+    if arg.value == "nonneg":
+        if x.dtype == torch.uint64:
+            return torch.ones_like(x, dtype=torch.bool)
+        return as_int64(x) >= 0
+    # ids in [0, bound); uint64 ids >= 2**63 are negative as int64
+    bound = named[arg.bound or ""]
+    ids = as_int64(x)
+    ok = ids >= 0
+    if bound <= 2**63 - 1:
+        ok = ok & (ids < bound)
+    return ok
+
+
+def _pieces(shape: tuple[int, ...], depth: int) -> Iterator[tuple[slice, ...]]:
+    """Index tuples over the first ``depth`` axes of ``shape`` whose pieces hold at most
+    ``CHECK_CHUNK`` elements (or one index of the deepest axis allowed)."""
+    if depth == 0 or not shape:
+        yield ()
+        return
+    inner = math.prod(shape[1:])
+    if inner <= CHECK_CHUNK or depth == 1:
+        step = max(1, CHECK_CHUNK // max(1, inner))
+        for i in range(0, max(shape[0], 1), step):
+            yield (slice(i, i + step),)
+        return
+    for i in range(shape[0]):
+        for rest in _pieces(shape[1:], depth - 1):
+            yield (slice(i, i + 1), *rest)
+
+
 def data_checks(contract: Contract | str, **named: Any) -> None:
-    """Raise the value errors of ``contract`` for the given tensors and hyper-parameters."""
+    """Raise the value errors of ``contract`` for the given tensors and hyper-parameters.
+
+    A gate (``where``) of lower rank than its argument applies to the argument's
+    leading axes: a ``[B, T]`` mask gates every ``[B, T, V]`` logit of its token.  A
+    large argument is checked in pieces, so the rule's temporaries stay small.
+    """
     for arg, x, gate in V.value_rules(contract, named):
-        if arg.value == "unit":
-            ok = (x >= 0) & (x <= 1)
-        elif arg.value == "finite":
-            ok = torch.isfinite(x)
-        elif arg.value == "nonneg":
-            unsigned = x.dtype == torch.uint64
-            ok = torch.ones_like(x, dtype=torch.bool) if unsigned else as_int64(x) >= 0
-        else:  # ids in [0, bound); uint64 ids >= 2**63 are negative as int64
-            bound = named[arg.bound or ""]
-            ids = as_int64(x)
-            ok = ids >= 0
-            if bound <= 2**63 - 1:
-                ok = ok & (ids < bound)
-        if gate is not None:
-            ok = ok | ~gate
-        require(ok, V.value_message(arg, named))
+        aligned = gate is None or tuple(gate.shape) == tuple(x.shape[: gate.ndim])
+        depth = x.ndim if gate is None else (gate.ndim if aligned else 0)
+        for index in _pieces(tuple(x.shape), depth):
+            part = x[index]
+            if not part.numel():
+                continue
+            g = None if gate is None else (gate[index[: gate.ndim]] if aligned else gate)
+            if g is not None and 0 < g.ndim < part.ndim:
+                # every entry of a gated position must hold: reduce the trailing axes
+                axes = tuple(range(g.ndim, part.ndim))
+                if arg.value == "finite":  # max and min propagate NaN: no bool temporary
+                    ok = torch.isfinite(part.amax(axes)) & torch.isfinite(part.amin(axes))
+                else:
+                    ok = _rule_holds(arg, part, named).flatten(g.ndim).all(-1)
+            else:
+                ok = _rule_holds(arg, part, named)
+            if g is not None:
+                ok = ok | ~g
+            require(ok, V.value_message(arg, named))
+
+
+def k_at_most_samples(k: int, n: int) -> None:
+    """``pass_at_k``: ``k`` cannot exceed the ``N`` samples per question."""
+    if k > n:
+        raise ValueError(msg.K_TOO_LARGE.format(n=n, k=k))
+
+
+def trained_at_most_answers(trained: int, k: int) -> None:
+    """``vote_metrics``: the trained answers are some of the ``K`` voted ones."""
+    if trained > k:
+        raise ValueError(msg.TRAINED_TOO_LARGE.format(k=k, trained=trained))
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
