@@ -61,8 +61,9 @@ def _pass_at_k(correct: jax.Array, k: int) -> jax.Array:
     dtype = _c.float_dtype()
     c = jnp.sum(correct, axis=-1, dtype=jnp.int32)[..., None]
     i = jnp.arange(1, n + 1, dtype=jnp.int32)  # the factors i = n - c + 1 .. n
-    factor = jnp.where(i > n - c, 1 - k / i.astype(dtype), 1)
-    return 1 - jnp.prod(factor, axis=-1)
+    # every factor lies in (0, 1) when n - c >= k; otherwise a draw of k holds a correct one
+    factor = jnp.where((i > n - c) & (n - c >= k), 1 - k / i.astype(dtype), 1)
+    return jnp.where(n - c[..., 0] < k, 1, 1 - jnp.prod(factor, axis=-1)).astype(dtype)
 
 
 def vote_metrics(
