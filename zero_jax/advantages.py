@@ -20,6 +20,7 @@ from jax import lax
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
+from zero_jax.primitives import exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 
@@ -33,6 +34,41 @@ def _moments(
     mean = jnp.sum(jnp.where(m, r, 0), axis=axis, keepdims=True) / jnp.maximum(n, 1)
     sq = jnp.sum(jnp.where(m, (r - mean) ** 2, 0), axis=axis, keepdims=True)
     return n, mean, jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
+
+
+def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
+    """``r_i`` minus the mean of the other kept rewards of its group: the sum over the
+    other kept ``j`` of ``r_i - r_j``, divided by ``n - 1``.  Equal rewards differ by
+    exactly 0, so a 7-vs-1 split on 0.35 leaves no float32 residue (NeMo-RL PR #4161).
+    Computed in float64 when x64 is on (like the torch twin) and rounded once; float32
+    without x64 (JAX then has no float64) carries the sum exactly as a float32 pair
+    (Knuth's error-free two-sum), so the result is within float32's rounding of the
+    exact value even where the differences cancel."""
+    wide = jnp.promote_types(r.dtype, _c.float_dtype())
+    if wide != r.dtype or r.dtype == jnp.float64:
+        x = r.astype(wide)
+        gap = jnp.sum(jnp.where(m[..., None, :], x[..., :, None] - x[..., None, :], 0), -1)
+        return exact_div(gap, jnp.maximum(n.astype(wide) - 1, 1)).astype(r.dtype)
+
+    def add(carry: tuple[jax.Array, jax.Array], j: jax.Array) -> tuple[Any, None]:
+        hi, lo = carry  # the sum so far of r_i - r_j is exactly hi + lo (up to lo's rounding)
+        rj = lax.dynamic_index_in_dim(r, j, axis=-1)
+        kept = lax.dynamic_index_in_dim(m, j, axis=-1)
+        d, d_err = _two_sum(r, -rj)
+        hi, err = _two_sum(hi, jnp.where(kept, d, 0))
+        return (hi, lo + err + jnp.where(kept, d_err, 0)), None
+
+    zeros = jnp.zeros_like(r)
+    (hi, lo), _ = lax.scan(add, (zeros, zeros), jnp.arange(r.shape[-1]))
+    return exact_div(hi + lo, jnp.maximum(n - 1, 1))
+
+
+def _two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth; additions
+    only, so no compiler contraction into fma can change it)."""
+    s = a + b
+    t = s - a
+    return s, (a - (s - t)) + (b - t)
 
 
 def advantages_of(
@@ -50,10 +86,7 @@ def advantages_of(
     n, mean, std = _moments(r, m, ddof)
     single = n == 1
     if baseline == "leave_one_out":
-        # r_i - mean of the others = sum over the other kept j of (r_i - r_j), / (n - 1):
-        # differences of equal rewards are exactly 0, so float32 keeps no residue.
-        diff = jnp.where(m[..., None, :], r[..., :, None] - r[..., None, :], 0)
-        adv = jnp.sum(diff, axis=-1) / jnp.maximum(n - 1, 1)
+        adv = _leave_one_out(r, m, n)
     else:
         adv = r - mean
     if singleton == "raw":
