@@ -72,12 +72,14 @@ def _nanstd(x: torch.Tensor, dim=None, exact_correction: bool = False) -> torch.
     return std if dim is None else std.squeeze(dim)
 
 
-def trl_rloo(rewards_per_func: torch.Tensor, weights: torch.Tensor, n: int) -> torch.Tensor:
+def trl_rloo(rewards_per_func: torch.Tensor, weights: torch.Tensor, n: int,
+             normalize_advantages: bool = False) -> torch.Tensor:
     """huggingface/trl 1.16 ``trl/trainer/rloo_trainer.py``, ``RLOOTrainer.
-    _generate_and_score_completions``, the advantage block (``normalize_advantages`` at
-    its default False): weighted ``nansum`` of the reward functions, a completion with
-    every reward None unscorable (NaN), the leave-one-out baseline over the group's
-    scorable siblings, ``nan_to_num`` last."""
+    _generate_and_score_completions``, the advantage block: weighted ``nansum`` of the
+    reward functions, a completion with every reward None unscorable (NaN), the
+    leave-one-out baseline over the group's scorable siblings, with
+    ``normalize_advantages`` (default False) the batch's ``(A - nanmean) / (nanstd +
+    1e-4)`` over the scorable ones, ``nan_to_num`` last."""
     unscorable = torch.isnan(rewards_per_func).all(dim=1)
     rewards = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
     rewards[unscorable] = torch.nan
@@ -88,6 +90,8 @@ def trl_rloo(rewards_per_func: torch.Tensor, weights: torch.Tensor, n: int) -> t
         advantages = rewards - ((total - grouped) / (count - 1)).view(-1)
     else:
         advantages = torch.zeros_like(rewards)
+    if normalize_advantages:
+        advantages = (advantages - torch.nanmean(advantages)) / (_nanstd(advantages) + 1e-4)
     return torch.nan_to_num(advantages, nan=0.0)
 
 
@@ -145,6 +149,24 @@ def test_rloo_equals_trl_rloo_trainer(twin, seed):
                 weights.astype(np.float32), ~np.isnan(per_func), **RLOO)
     assert got32.dtype == np.float32
     np.testing.assert_allclose(got32.reshape(-1), want32, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_rloo_with_normalize_advantages_is_normalize_then_sum(twin):
+    """TRL's ``RLOOTrainer`` with ``normalize_advantages=True`` standardises the RLOO
+    advantages over the batch: that is ``multi_reward_advantages(aggregation=
+    "normalize_then_sum")`` with the leave-one-out baseline unscaled and TRL's eps 1e-4
+    (groups of two or more scorable completions; TRL leaves a lone scorable completion's
+    NaN out of the batch statistics, where its 0 counts here)."""
+    rng = np.random.default_rng(11)
+    per_func = np.stack([_grouped(rng, 30, 4) for _ in range(2)], -1)
+    weights = np.array([1.0, 0.5])
+    want = trl_rloo(torch.tensor(per_func.reshape(-1, 2)), torch.tensor(weights), 4,
+                    normalize_advantages=True).numpy()
+    got = run(twin, "multi_reward_advantages", (per_func * weights).sum(-1, keepdims=True),
+              None, None, aggregation="normalize_then_sum", scale="none",
+              baseline="leave_one_out", eps=1e-4)
+    np.testing.assert_allclose(got.reshape(-1), want, rtol=1e-7, atol=1e-7)
 
 
 @pytest.mark.parametrize("twin", TWINS)
