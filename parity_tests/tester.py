@@ -227,8 +227,14 @@ def run_jax(zero_jax, contract: Contract, arrays: dict, hypers: dict, transform:
 
         kind = AxisType.Explicit if transform.endswith("explicit") else AxisType.Auto
         mesh = jax.make_mesh((len(jax.devices()),), ("batch",), axis_types=(kind,))
-        spec = NamedSharding(mesh, PartitionSpec("batch"))
-        xs = [jax.device_put(device[n], spec) for n in present]
+        batch = contract.args[0].shape[0] if contract.args[0].shape else None
+
+        def spec(n):  # the batch axis sharded; an argument without one (weights [R]) replicated
+            shape = contract.arg(n).shape
+            on_batch = shape is None or (len(shape) > 0 and shape[0] == batch)
+            return NamedSharding(mesh, PartitionSpec("batch") if on_batch else PartitionSpec())
+
+        xs = [jax.device_put(device[n], spec(n)) for n in present]
         with jax.set_mesh(mesh):
             outs = as_tuple(jax.jit(fn)(*xs))
         return [np.asarray(o) for o in outs]
@@ -344,6 +350,13 @@ def tolerance_scale(contract: Contract, arrays: dict, hypers: dict | None = None
         return max(1.0, float(np.nanmax(np.abs(d), initial=0)))
     if contract.name in ("group_advantages", "multi_reward_advantages") and hypers is not None:
         return _advantage_scale(contract, arrays, hypers)
+    if contract.name in ("self_certainty", "token_entropy"):
+        # per row: the largest kept logit's magnitude (logsumexp - mean of logits with a
+        # common offset of 200 loses the offset's last digits unless computed shifted,
+        # which a kernel reading the logits once cannot do)
+        logits = np.abs(arrays["logits"].astype(np.float64))
+        kept = np.where(np.asarray(arrays["mask"])[..., None] & np.isfinite(logits), logits, 0)
+        return np.maximum(kept.max((-2, -1), initial=0.0), 1.0)
     return None
 
 

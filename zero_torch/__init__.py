@@ -19,7 +19,7 @@ from zero_torch.azr import learnability_reward
 from zero_torch.confidence import self_certainty, token_entropy
 from zero_torch.dapo import informative_groups, overlong_penalty
 from zero_torch.g_zero import hint_delta, proposer_rewards
-from zero_torch.metrics import pass_at_k, vote_metrics
+from zero_torch.metrics import VoteMetrics, pass_at_k, vote_metrics
 from zero_torch.mm_zero import coder_rewards, solver_rewards
 from zero_torch.primitives import cluster_sizes, majority_vote, masked_mean
 from zero_torch.r_zero import (
@@ -32,6 +32,7 @@ from zero_torch.r_zero import (
 
 __all__ = [
     "ADVANTAGE_PRESETS",
+    "VoteMetrics",
     "challenger_rewards",
     "cluster_sizes",
     "coder_rewards",
