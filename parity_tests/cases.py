@@ -617,13 +617,11 @@ def build_multi_reward_advantages(rng, cfg: Config) -> Inputs:
                  np.where(kinds == 1, rng.choice(pool, (g, n, r_count)),
                           _group_rewards(rng, g * r_count, n).reshape(g, r_count, n)
                           .transpose(0, 2, 1)))
-    # weights=None (all ones) is left to test_published_label_free.py: the invalid-data
-    # axis breaks the weights of every draw it takes from here
-    weights = np.ones(r_count) if rng.random() < 0.3 else rng.choice(
-        np.array([1.0, 0.5, 2.0, -1.0, 0.25, 0.0]), r_count)
+    weights = None if rng.random() < 0.25 else rng.choice(
+        np.array([1.0, 0.5, 2.0, -1.0, 0.25, 0.0]), r_count).astype(dt)
     mask = rng.random((g, n, r_count)) < 0.8 if rng.random() < 0.5 else None
     hypers = {"aggregation": str(rng.choice(AGGREGATIONS)), **_advantage_options(rng)}
-    return {"rewards": r.astype(dt), "weights": weights.astype(dt), "mask": mask}, hypers
+    return {"rewards": r.astype(dt), "weights": weights, "mask": mask}, hypers
 
 
 def build_informative_groups(rng, cfg: Config) -> Inputs:
@@ -709,7 +707,14 @@ def build_overlong_penalty(rng, cfg: Config) -> Inputs:
 
 
 def build_learnability_reward(rng, cfg: Config) -> Inputs:
-    return {"solve_rate": unit(rng, cfg.batch, _fl(cfg))}, {}
+    # the ends, tiny and random rates, but no subnormal one (XLA on CPU flushes it to 0,
+    # where the reward jumps; a share of rollouts is never subnormal)
+    s = unit(rng, cfg.batch, _fl(cfg))
+    tiny = float(ml_dtypes.finfo(np_dtype(_fl(cfg))).smallest_normal)
+    if not cfg.x64:  # float64 input becomes float32 in JAX
+        tiny = max(tiny, float(np.finfo(np.float32).smallest_normal))
+    s = np.where((s > 0) & (s.astype(np.float64) < tiny), np.float64(tiny), s)
+    return {"solve_rate": s.astype(np_dtype(_fl(cfg)))}, {}
 
 
 def build_cluster_sizes(rng, cfg: Config) -> Inputs:

@@ -47,9 +47,13 @@ def main() -> None:
                     names = list(arrays)
                     sharded = []
                     for a in arrays.values():
-                        half = a.shape[0] // 2  # this process's rows of the global batch
-                        local = a[process_id * half:(process_id + 1) * half]
-                        sharding = NamedSharding(mesh, PartitionSpec("batch"))
+                        if a.shape[0] != 16:  # no batch axis (weights [R]): replicated
+                            sharding = NamedSharding(mesh, PartitionSpec())
+                            local = a
+                        else:
+                            half = a.shape[0] // 2  # this process's rows of the global batch
+                            local = a[process_id * half:(process_id + 1) * half]
+                            sharding = NamedSharding(mesh, PartitionSpec("batch"))
                         sharded.append(
                             jax.make_array_from_process_local_data(sharding, local, a.shape)
                         )

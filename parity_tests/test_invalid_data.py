@@ -121,7 +121,10 @@ def break_inputs(spec: Contract, kind: str, target: str, arrays: dict, hypers: d
     arg = spec.arg(target)
     x = arrays[target].copy()
     values = _bad_values(arg, x, hypers)
-    gate = (np.asarray(arrays[arg.where]) if arg.where else np.ones(x.shape, bool)).ravel()
+    gate = np.asarray(arrays[arg.where]) if arg.where else np.ones(x.shape, bool)
+    # a gate of fewer axes (mask [B, T] of logits [B, T, V]) covers the trailing ones
+    gate = np.broadcast_to(gate.reshape(gate.shape + (1,) * (x.ndim - gate.ndim)), x.shape)
+    gate = gate.ravel()
     flat = x.reshape(-1)
     on = np.flatnonzero(gate)
     off = np.flatnonzero(~gate)
@@ -146,7 +149,7 @@ def inputs(name: str, kind: str, target: str, x64: bool, method: str) -> tuple[d
         if kind == "arg":
             arg = spec.arg(target)
             gate = arrays[arg.where] if arg.where else np.ones(1, bool)
-            if arrays[target].size == 0 or not np.any(gate):
+            if arrays.get(target) is None or arrays[target].size == 0 or not np.any(gate):
                 continue
         if name == "group_advantages" and kind == "arg":
             hypers["scale"] = str(rng.choice(["group", "batch", "none"]))

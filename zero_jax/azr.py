@@ -29,7 +29,8 @@ def learnability_reward(solve_rate: Any) -> jax.Array:
 
     ``s`` is the share of the solver's rollouts that solved the task.  A task that is
     always or never solved teaches nothing and earns 0; otherwise harder tasks earn
-    more.  A rate outside [0, 1] (or NaN) gives NaN.
+    more.  A rate outside [0, 1] (or NaN) gives NaN.  (XLA on CPU flushes subnormal
+    numbers to 0, so a subnormal rate, which no share of rollouts can be, counts as 0.)
 
     Args:
       solve_rate: float ``[B]`` in ``[0, 1]``.
