@@ -3,7 +3,7 @@
 ``python -m parity_tests.multiprocess_child PORT PROCESS_ID OUT.npz``: 2 CPU devices in
 this process, gloo collectives, the coordinator on 127.0.0.1.  On a 4-device mesh
 spanning both processes (Auto and Explicit axes, x64 off and on) it runs every public
-function inside a user's ``jit`` on a global batch whose rows are split between the
+function inside one user ``jit`` step on a global batch whose rows are split between the
 processes (``jax.make_array_from_process_local_data``), gathers each output
 (``multihost_utils.process_allgather``) and, in process 0, writes them to OUT.npz; it
 also runs every call-path reproducer on the same meshes.
@@ -40,37 +40,39 @@ def main() -> None:
     for x64 in (False, True):
         for kind in (AxisType.Auto, AxisType.Explicit):
             mesh = jax.make_mesh((4,), ("batch",), axis_types=(kind,))
-            outputs: dict[str, jax.Array] = {}
             with jax.enable_x64(x64):
-                for key in CASES:
+                calls, arguments = [], []
+                for key in CASES:  # every function in ONE user step (one compile per mesh)
                     name, arrays, hypers, traced = inputs(key)
-                    names = list(arrays)
-                    sharded = []
                     for a in arrays.values():
                         if a.shape[0] != 16:  # no batch axis (weights [R]): replicated
-                            sharding = NamedSharding(mesh, PartitionSpec())
-                            local = a
-                        else:
-                            half = a.shape[0] // 2  # this process's rows of the global batch
+                            sharding, local = NamedSharding(mesh, PartitionSpec()), a
+                        else:  # this process's rows of the global batch
+                            half = a.shape[0] // 2
                             local = a[process_id * half:(process_id + 1) * half]
                             sharding = NamedSharding(mesh, PartitionSpec("batch"))
-                        sharded.append(
+                        arguments.append(
                             jax.make_array_from_process_local_data(sharding, local, a.shape)
                         )
+                    arguments += [np.asarray(hypers[h]) for h in sorted(traced)]
                     static = {k: v for k, v in hypers.items() if k not in traced}
+                    calls.append((key, name, len(arrays), sorted(traced), static))
 
-                    def step(*xs, name=name, names=names, static=static, traced=traced):
-                        got = dict(zip(names + sorted(traced), xs, strict=True))
-                        kw = {**static, **{h: got.pop(h) for h in sorted(traced)}}
-                        return getattr(zero_jax, name)(*got.values(), **kw)
+                def step(*xs, calls=calls):
+                    outs, i = {}, 0
+                    for key, name, count, traced, static in calls:
+                        arrays, hs = xs[i:i + count], xs[i + count:i + count + len(traced)]
+                        i += count + len(traced)
+                        hs_by_name = dict(zip(traced, hs, strict=True))
+                        out = getattr(zero_jax, name)(*arrays, **static, **hs_by_name)
+                        outs[key] = out if isinstance(out, tuple) else (out,)
+                    return outs
 
-                    scalars = [np.asarray(hypers[h]) for h in sorted(traced)]
-                    with jax.set_mesh(mesh):
-                        outs = jax.jit(step)(*sharded, *scalars)
-                    outs = outs if isinstance(outs, tuple) else (outs,)
-                    for i, o in enumerate(outs):
-                        outputs[f"{key}|x64={x64}|{kind.name}|{i}"] = o
-                gathered = multihost_utils.process_allgather(outputs, tiled=True)  # one gather
+                with jax.set_mesh(mesh):
+                    outs = jax.jit(step)(*arguments)
+                flat = {f"{key}|x64={x64}|{kind.name}|{i}": o
+                        for key, out in outs.items() for i, o in enumerate(out)}
+                gathered = multihost_utils.process_allgather(flat, tiled=True)  # one gather
             results.update({k: np.asarray(v) for k, v in gathered.items()})
             reproducers.run_all(("mesh",), x64, mesh)
     if process_id == 0:
