@@ -28,6 +28,7 @@ import zero_text
 import zero_torch
 from parity_tests import oracle
 from parity_tests.test_text_published import mathruler_extract_boxed_content, r_zero_vote
+from zero_contracts import VoteMetrics
 from zero_stacks import trl as ztrl
 from zero_stacks import tunix as ztunix
 
@@ -475,14 +476,26 @@ def test_every_number_is_one_the_library_returned(stack, lib, monkeypatch):
 
         return fn
 
+    def fake_votes(*args, **kwargs):
+        lib.vote_metrics.__wrapped_real__(*args, **kwargs)  # the call must be valid
+        out = VoteMetrics(*np.random.default_rng(len(returned)).random(4))
+        returned["vote_metrics"] = out
+        wrap = torch.tensor if lib is zero_torch else jax.numpy.asarray
+        return VoteMetrics(*(wrap(v) for v in out))
+
     for name in (
         "pseudo_rewards",
         "solver_rewards",
         "challenger_rewards",
         "proposer_rewards",
         "coder_rewards",
+        "overlong_penalty",
+        "group_advantages",
+        "multi_reward_advantages",
     ):
         monkeypatch.setattr(lib, name, fake(name))
+    fake_votes.__wrapped_real__ = lib.vote_metrics
+    monkeypatch.setattr(lib, "vote_metrics", fake_votes)
     prompts = ["p"] * 3 + ["q"] * 3 + ["r"] * 3
     texts = ["\\boxed{1}", "<think>a</think>\\boxed{2}", "\\boxed{1}", "x", "y", "z"] + [
         "\\boxed{3}"
@@ -505,6 +518,33 @@ def test_every_number_is_one_the_library_returned(stack, lib, monkeypatch):
     got = stack.CoderReward(execute_fn, 1)(["a", "b"], ["ab", "c"])
     np.testing.assert_array_equal(got, returned["coder_rewards"])
 
+    # The label-free adapters: DAPO's overlong penalty, the vote diagnostics, and the
+    # stacks' advantages.
+    got = stack.OverlongPenalty(100, 20, count_tokens=len)(["a"] * 3, ["x" * 90, "y", "z" * 99])
+    np.testing.assert_array_equal(got, returned["overlong_penalty"])
+    diagnostics = stack.VoteDiagnostics(3, truth_column="y")
+    columns = {"y": ["1"] * 9}
+    if stack is ztrl:
+        logged = {}
+        zeros = diagnostics(prompts, texts, log_metric=logged.__setitem__, **columns)
+        assert zeros == [0.0] * 9
+        values = list(logged.values())
+    else:
+        values = [v for v, _ in diagnostics(prompts, texts, **columns).values()]
+    assert values == list(returned["vote_metrics"])
+    rewards = np.random.default_rng(1).random(12)
+    if stack is ztunix:
+        for preset in ("tunix", "rloo"):
+            got = ztunix.AdvantageEstimator(preset=preset)(rewards, 4)
+            np.testing.assert_array_equal(got, returned["group_advantages"].ravel())
+    else:
+        per_func = torch.from_numpy(rewards.reshape(6, 2))
+        for trainer in ("grpo", "rloo"):
+            got = ztrl.trainer_advantages(per_func, 3, trainer=trainer, reward_weights=[1.0, 0.5])
+            np.testing.assert_array_equal(got, returned["multi_reward_advantages"].ravel())
+        got = ztrl.group_advantages(per_func[:, 0].contiguous(), 3)
+        np.testing.assert_array_equal(got, returned["group_advantages"].ravel())
+
 
 #: The only arithmetic in zero_stacks' code, reviewed: batch layout and counts, never a
 #: reward.  A new expression fails the test below until it is reviewed and added here.
@@ -525,15 +565,20 @@ REVIEWED_ARITHMETIC = {
         "size + 1",  # the label appended G + 1 times (a count)
         "keep & np.asarray(inside, dtype=bool)",  # a gate: answered and inside the band
     },
-    "trl.py": {"rewards.numel() % g"},
+    "trl.py": {"rewards.numel() % g", "rows.shape[0] % g"},
     "tunix.py": {"r.size % g"},
+    "votes.py": {"self.prefix + name"},  # a metric's logged name
 }
-#: Array functions zero_stacks may call: building, selecting and converting arrays.
+#: Array functions zero_stacks may call: building, selecting and converting arrays
+#: (``isnan``: which of TRL's rewards are None, the mask handed to the library).
 ARRAY_CALLS = {
     "array", "asarray", "ascontiguousarray", "concatenate", "flatnonzero", "repeat",
     "where", "zeros", "zeros_like", "issubdtype", "from_numpy", "float64", "int64",
-    "bool_", "floating", "ndarray", "Tensor",
+    "bool_", "floating", "ndarray", "Tensor", "as_tensor", "isnan",
 }  # fmt: skip
+#: Functions handed to a stack, never called in zero_stacks: Tunix's metric_fns return
+#: ``(value, aggregation)`` and Tunix aggregates a metric over its buffered values.
+HANDED_TO_THE_STACK = {("tunix.py", "np.mean")}
 #: Methods that would compute a number.
 MATH_METHODS = {
     "mean", "sum", "std", "var", "prod", "cumsum", "clip", "exp", "log", "sqrt", "abs",
@@ -548,14 +593,20 @@ def test_no_reward_formula_in_zero_stacks():
     options' defaults.  With the test above (outputs are exactly what the library
     returned) this leaves no place for a formula."""
     found: dict[str, set[str]] = {}
+    handed = set()
     for path in sorted((ROOT / "zero_stacks").glob("*.py")):
         tree = ast.parse(path.read_text())
         annotations = set()  # type hints such as ``int | None`` are no arithmetic
+        called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
         for node in ast.walk(tree):
             for hint in (getattr(node, "annotation", None), getattr(node, "returns", None)):
                 if hint is not None:
                     annotations.update(id(n) for n in ast.walk(hint))
         for node in ast.walk(tree):
+            if (path.name, ast.unparse(node)) in HANDED_TO_THE_STACK:
+                assert id(node) not in called, (path.name, ast.unparse(node))
+                handed.add((path.name, ast.unparse(node)))
+                continue
             if id(node) in annotations:
                 continue
             if isinstance(node, (ast.BinOp, ast.AugAssign)):
@@ -571,6 +622,7 @@ def test_no_reward_formula_in_zero_stacks():
             if isinstance(node, ast.Constant) and isinstance(node.value, float):
                 assert node.value in {0.0, 0.25, 0.5, 0.75, 1.0}, (path.name, node.value)
     assert found == REVIEWED_ARITHMETIC
+    assert handed == HANDED_TO_THE_STACK
 
 
 # ------------------------------------------------------------------- errors

@@ -6,14 +6,18 @@ signature ``reward(prompts, completions, **kwargs) -> list[float]``
 advantage hook:
 
 * :mod:`zero_stacks.tunix` (JAX): rewards computed by :mod:`zero_jax`, and
-  ``group_advantages`` registered as a Tunix advantage estimator;
+  ``group_advantages`` registered as a Tunix advantage estimator (GRPO, RLOO);
 * :mod:`zero_stacks.trl` (PyTorch): rewards computed by :mod:`zero_torch`, and the
-  ``ADVANTAGE_PRESETS`` entry that reproduces ``GRPOTrainer``'s advantages.
+  ``ADVANTAGE_PRESETS`` entries that reproduce ``GRPOTrainer``'s (one or several
+  reward functions) and ``RLOOTrainer``'s advantages.
 
 Both modules have the same four rewards, ``SolverReward``, ``ChallengerReward``,
 ``ProposerReward`` and ``CoderReward`` (also under their older lower-case names
-``solver_reward`` ...).  Their logic is written once, stack-neutral, in
-:mod:`zero_stacks.solver`, :mod:`.challenger`, :mod:`.proposer` and :mod:`.coder`,
+``solver_reward`` ...), DAPO's ``OverlongPenalty``, and ``VoteDiagnostics``
+(TTRL's vote diagnostics, logged: a reward function returning zeros in TRL, a
+``metric_fns`` entry in Tunix).  Their logic is written once, stack-neutral, in
+:mod:`zero_stacks.solver`, :mod:`.challenger`, :mod:`.proposer`, :mod:`.coder`,
+:mod:`.overlong` and :mod:`.votes`,
 over the base class :class:`StackReward` (:mod:`zero_stacks.base`: options, batch
 checks, the call); the stack modules only choose the library.  Every number a
 reward returns is computed by a public function of :mod:`zero_jax` /
@@ -30,8 +34,10 @@ from zero_stacks._batch import Batch
 from zero_stacks.base import StackReward
 from zero_stacks.challenger import ChallengerReward
 from zero_stacks.coder import CoderFeedback, CoderReward
+from zero_stacks.overlong import OverlongPenalty
 from zero_stacks.proposer import ProposerReward
 from zero_stacks.solver import SolverReward
+from zero_stacks.votes import VoteDiagnostics
 
 #: The reward-function type both stacks call.
 RewardFn = Callable[..., list[float]]
@@ -41,8 +47,10 @@ __all__ = [
     "ChallengerReward",
     "CoderFeedback",
     "CoderReward",
+    "OverlongPenalty",
     "ProposerReward",
     "RewardFn",
     "SolverReward",
     "StackReward",
+    "VoteDiagnostics",
 ]

@@ -78,11 +78,23 @@ def parsed(texts: Sequence[str], unparseable: Any) -> np.ndarray:
 
 
 def online_answers(
-    groups: Sequence[Sequence[str]], unparseable: Any, equivalence: Equivalence
+    groups: Sequence[Sequence[str]],
+    unparseable: Any,
+    equivalence: Equivalence,
+    *,
+    timeout: float = 1.0,
+    processes: int = 1,
 ) -> Answers:
-    """Ids of each group's answers, numbered by first appearance (the vote's ids)."""
+    """Ids of each group's answers, numbered by first appearance (the vote's ids).
+
+    ``timeout`` and ``processes`` go to :func:`zero_text.group_answers` (they act
+    with ``equivalence="math"``: seconds per math-verify step, helper processes)."""
     ids, num_answers = zero_text.group_answers(
-        groups, unparseable=unparseable, equivalence=equivalence
+        groups,
+        unparseable=unparseable,
+        equivalence=equivalence,
+        timeout=timeout,
+        processes=processes,
     )
     flat = [t for group in groups for t in group]
     answered = np.asarray(parsed(flat, unparseable).reshape(ids.shape).any(axis=1))
@@ -111,18 +123,23 @@ def frozen_answers(
     name: str,
     unparseable: Any,
     equivalence: Equivalence,
+    *,
+    timeout: float = 1.0,
+    processes: int = 1,
 ) -> Answers:
     """Ids of the replies and of each group's frozen label, in one namespace.
 
     Each group is prefixed with its label (as ``\\boxed{label}``), so that the
     label and the replies are compared with one equivalence; the prefix's id is
-    the label.
+    the label.  ``timeout`` / ``processes`` as in :func:`online_answers`.
     """
     boxed = [label_text(v, b, name, unparseable) for b, v in enumerate(labels)]
     ids, num_answers = zero_text.group_answers(
         [[label, *group] for label, group in zip(boxed, groups, strict=True)],
         unparseable=unparseable,
         equivalence=equivalence,
+        timeout=timeout,
+        processes=processes,
     )
     flat = [t for group in groups for t in group]
     replies = np.ascontiguousarray(ids[:, 1:])

@@ -27,11 +27,15 @@ class Backend:
     to_numpy: Callable[[Any], np.ndarray]
 
     def run(self, fn: str, *args: Any, **kwargs: Any) -> Any:
-        """``lib.<fn>(*args, **kwargs)`` on converted arrays, NumPy result(s) back."""
+        """``lib.<fn>(*args, **kwargs)`` on converted arrays, NumPy result(s) back (a
+        NamedTuple result keeps its type, its fields as NumPy arrays)."""
         conv = [self.to_array(a) if isinstance(a, np.ndarray) else a for a in args]
         out = getattr(self.lib, fn)(*conv, **kwargs)
         if isinstance(out, tuple):
-            return tuple(self.to_numpy(o) for o in out)
+            values = [self.to_numpy(o) for o in out]
+            if hasattr(out, "_fields"):  # a NamedTuple such as zero_contracts.VoteMetrics
+                return type(out)(*values)
+            return tuple(values)
         return self.to_numpy(out)
 
 

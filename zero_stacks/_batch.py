@@ -35,10 +35,13 @@ def completion_text(completion: object, index: int) -> str:
     )
 
 
-def resolve_num_generations(bound: int | None, passed: object) -> int:
+def resolve_num_generations(bound: int | None, passed: object, default: int | None = None) -> int:
     """The group size of one call: the reward's own, the stack's (Tunix passes its
-    ``GRPOConfig.num_generations``), or both when they agree."""
+    ``GRPOConfig.num_generations``), or both when they agree; ``default`` (a reward
+    that scores each completion alone) when neither is known."""
     if passed is None:
+        if bound is None and default is not None:
+            return default
         if bound is None:
             raise ValueError(
                 "num_generations is not known: give it to the reward "

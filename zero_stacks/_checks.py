@@ -58,10 +58,19 @@ def check_callable(value: object, name: str, signature: str) -> Callable[..., An
     return value
 
 
-def check_answer_options(unparseable: Any, equivalence: Any) -> None:
+def check_answer_options(
+    unparseable: Any, equivalence: Any, timeout: Any = 1.0, processes: Any = 1
+) -> None:
     """Let :func:`zero_text.group_answers` reject a bad ``unparseable`` /
-    ``equivalence`` now, at construction, rather than at the first batch."""
-    zero_text.group_answers([["\\boxed{0}"]], unparseable=unparseable, equivalence=equivalence)
+    ``equivalence`` / ``timeout`` / ``processes`` now, at construction, rather than
+    at the first batch (one reply: nothing is compared, no helper process starts)."""
+    zero_text.group_answers(
+        [["\\boxed{0}"]],
+        unparseable=unparseable,
+        equivalence=equivalence,
+        timeout=timeout,
+        processes=processes,
+    )
 
 
 def check_threshold(value: object) -> float:

@@ -52,6 +52,10 @@ class StackReward:
     __name__: ClassVar[str] = "zero_reward"
     #: The core library; set by the stack subclasses (zero_stacks.trl / .tunix).
     backend: ClassVar[Backend | None] = None
+    #: Whether the reward reads whole groups (votes, shares): then ``num_generations``
+    #: must be known.  A reward of each completion alone (``OverlongPenalty``) sets
+    #: False and takes groups of one when nobody gives a size.
+    grouped: ClassVar[bool] = True
 
     num_generations: int | None
 
@@ -77,9 +81,20 @@ class StackReward:
         num_generations: int | None = None,
         **kwargs: Any,
     ) -> list[float]:
-        size = resolve_num_generations(self.num_generations, num_generations)
-        batch = Batch.check(prompts, completions, size, kwargs)
-        return floats(self.compute(batch))
+        return floats(self.compute(self.batch(prompts, completions, num_generations, kwargs)))
+
+    def batch(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        num_generations: int | None,
+        columns: Mapping[str, Any],
+    ) -> Batch:
+        """The checked :class:`Batch` of one call (group size resolved)."""
+        size = resolve_num_generations(
+            self.num_generations, num_generations, None if self.grouped else 1
+        )
+        return Batch.check(prompts, completions, size, columns)
 
     def compute(self, batch: Batch) -> np.ndarray:
         """float ``[B, G]`` (or ``[B * G]``) rewards of a checked batch."""

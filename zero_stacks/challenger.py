@@ -56,8 +56,9 @@ class ChallengerReward(StackReward):
     ``\\boxed{}`` answer (:func:`zero_text.r_zero_challenger_format_ok`).  For the
     well-formed ones, ``solver(questions, num_samples)`` returns ``num_samples``
     reply strings per question (your current solver model, sampled); their answers
-    are grouped (:func:`zero_text.group_answers`, ``unparseable`` and
-    ``equivalence`` as there) and their majority share is the consistency ``p``
+    are grouped (:func:`zero_text.group_answers`; ``unparseable``,
+    ``equivalence`` and, for ``equivalence="math"``, ``timeout`` and ``processes``
+    as there) and their majority share is the consistency ``p``
     (:func:`consensus`).  Replies without any parsed answer give ``p = 0`` (no
     label), as in R-Zero when every box is empty.
 
@@ -76,6 +77,8 @@ class ChallengerReward(StackReward):
     threshold: float
     unparseable: Any
     equivalence: Equivalence
+    timeout: float
+    processes: int
 
     def __init__(
         self,
@@ -87,11 +90,13 @@ class ChallengerReward(StackReward):
         threshold: float = 0.5,
         unparseable: Any = "distinct",
         equivalence: Equivalence = "exact",
+        timeout: float = 1.0,
+        processes: int = 1,
     ) -> None:
         super().__init__(num_generations)
         check_callable(solver, "solver", "(questions, k) -> replies")
         num_samples = check_count(num_samples, "num_samples")
-        check_answer_options(unparseable, equivalence)
+        check_answer_options(unparseable, equivalence, timeout, processes)
         if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or strength < 0:
             raise ValueError(f"strength must be a number >= 0, got {strength!r}")
         self._set(
@@ -101,6 +106,8 @@ class ChallengerReward(StackReward):
             threshold=check_threshold(threshold),
             unparseable=unparseable,
             equivalence=equivalence,
+            timeout=timeout,
+            processes=processes,
         )
 
     def compute(self, batch: Batch) -> np.ndarray:
@@ -112,7 +119,13 @@ class ChallengerReward(StackReward):
         asked = np.flatnonzero(valid)
         if asked.size:
             rows = _replies(self.solver, [questions[i] for i in asked], self.num_samples)
-            answers = online_answers(rows, self.unparseable, self.equivalence)
+            answers = online_answers(
+                rows,
+                self.unparseable,
+                self.equivalence,
+                timeout=self.timeout,
+                processes=self.processes,
+            )
             _, share = self.run("consensus", answers.ids, answers.num_answers)
             consistency[asked] = np.where(answers.answered, share, np.zeros_like(share))
         return np.asarray(

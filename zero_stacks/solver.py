@@ -31,9 +31,11 @@ class SolverReward(StackReward):
     """R-Zero / MM-Zero solver reward: agreement with the prompt's pseudo-label.
 
     Each completion's ``\\boxed{}`` answer is read and grouped per prompt by
-    :func:`zero_text.group_answers` (``unparseable`` and ``equivalence`` as
-    there).  A completion earns ``1[answer == label]``
-    (:func:`pseudo_rewards`), where the label is
+    :func:`zero_text.group_answers` (``unparseable``, ``equivalence`` and, for
+    ``equivalence="math"``, ``timeout``, seconds per math-verify step, default 1,
+    and ``processes``, helper processes working on groups in parallel, as there).
+    A completion earns ``1[answer == label]`` (:func:`pseudo_rewards`), where the
+    label is
 
     * voted online (``labels_column=None``, default): the majority of the prompt's
       own ``num_generations`` completions (:func:`consensus`; ties to the answer
@@ -74,6 +76,8 @@ class SolverReward(StackReward):
     consistency_column: str | None
     unparseable: Any
     equivalence: Equivalence
+    timeout: float
+    processes: int
     band: bool
     low: float
     high: float
@@ -88,6 +92,8 @@ class SolverReward(StackReward):
         consistency_column: str | None = None,
         unparseable: Any = "distinct",
         equivalence: Equivalence = "exact",
+        timeout: float = 1.0,
+        processes: int = 1,
         band: bool = False,
         low: float = 0.25,
         high: float = 0.75,
@@ -95,7 +101,7 @@ class SolverReward(StackReward):
         format: FormatCheck = "r_zero",
     ) -> None:
         super().__init__(num_generations)
-        check_answer_options(unparseable, equivalence)
+        check_answer_options(unparseable, equivalence, timeout, processes)
         labels_column = _column_name(labels_column, "labels_column")
         consistency_column = _column_name(consistency_column, "consistency_column")
         band = check_bool(band, "band")
@@ -115,6 +121,8 @@ class SolverReward(StackReward):
             consistency_column=consistency_column,
             unparseable=unparseable,
             equivalence=equivalence,
+            timeout=timeout,
+            processes=processes,
             band=band,
             low=low,
             high=high,
@@ -125,7 +133,13 @@ class SolverReward(StackReward):
     def compute(self, batch: Batch) -> np.ndarray:
         groups = batch.groups()
         if self.labels_column is None:
-            answers = online_answers(groups, self.unparseable, self.equivalence)
+            answers = online_answers(
+                groups,
+                self.unparseable,
+                self.equivalence,
+                timeout=self.timeout,
+                processes=self.processes,
+            )
         else:
             answers = frozen_answers(
                 groups,
@@ -133,6 +147,8 @@ class SolverReward(StackReward):
                 self.labels_column,
                 self.unparseable,
                 self.equivalence,
+                timeout=self.timeout,
+                processes=self.processes,
             )
         ids, num_answers = answers.ids, answers.num_answers
         valid = None
