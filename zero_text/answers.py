@@ -365,7 +365,8 @@ def normalize_answer(s: str) -> str:
        sentence sits outside the math, so ``$12$.`` loses its period before
        its delimiters are looked at (an ellipsis ``..`` is kept);
     3. remove math delimiters wrapping the whole answer (``$x$``, ``$$x$$``;
-       left alone when ``$`` also occurs inside, as in ``$1$ or $2$``);
+       left alone when ``$`` also occurs inside, as in ``$1$ or $2$``; delimiters
+       around nothing, ``$$``, leave an empty answer);
     4. unwrap ``\\text{...}``, ``\\textbf{...}``, ``\\textrm{...}``,
        ``\\mathrm{...}`` and ``\\mbox{...}`` whose content has no braces,
        innermost first until none is left (``5\\text{ cm}`` -> ``5 cm``,
@@ -406,6 +407,8 @@ def normalize_answer(s: str) -> str:
     wrap = min(lead, trail)
     if wrap and len(out) > 2 * wrap and "$" not in out[wrap:-wrap]:
         out = out[wrap:-wrap].strip()
+    elif out and not out.replace("$", "").strip():  # delimiters around nothing: ``$$``
+        out = ""
     out = _unwrap_text_commands(out)
     out = _LEFT_RIGHT.sub("", out)
     out = _THIN_SPACES.sub("", out)
