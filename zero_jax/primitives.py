@@ -250,8 +250,9 @@ def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
 
 @_c.kernel("cluster_sizes")
 def _sizes_kernel(ids: jax.Array, num_clusters: int | None) -> jax.Array:
-    bad = _c.invalid("cluster_sizes", ids=ids, num_clusters=num_clusters)
-    return _c.poison(sizes(ids, num_clusters), _c.either(bad, "ids"))
+    _c.invalid("cluster_sizes", ids=ids, num_clusters=num_clusters)  # raises under checked
+    size = sizes(ids, num_clusters)
+    return _c.poison(size, size == 0)  # size 0: an id outside [0, num_clusters)
 
 
 _PAIRWISE_MAX = 128

@@ -122,10 +122,13 @@ def _challenger(
         consistency=p, clusters=clusters, strength=strength, num_clusters=num_clusters,
     )
     dtype = _c.compute_dtype(p.dtype)  # counts and B never pass through float16
-    share = exact_div(sizes(clusters, num_clusters).astype(dtype), p.shape[-1])
+    size = sizes(clusters, num_clusters)
+    share = exact_div(size.astype(dtype), p.shape[-1])
     reward = jnp.maximum(0, _triangle(p.astype(dtype)) - jnp.asarray(strength, dtype) * share)
     reward = jnp.where(valid, reward, 0)
-    rows = _c.either(bad, "consistency", "clusters") | _c.hyper_rules(bad)
+    # an id outside [0, num_clusters) is exactly one that counts in no cluster, its own
+    # included (size 0): the contract's rule, read without a second range test
+    rows = bad["consistency"] | (size == 0) | _c.hyper_rules(bad)
     return lax.stop_gradient(_c.poison(reward, rows).astype(p.dtype))
 
 
