@@ -33,8 +33,9 @@ def pass_at_k(correct: Any, k: int) -> jax.Array:
     float64 (float32 in JAX with x64 off); detached (no gradient).
 
     The chance that k samples drawn without replacement from the n hold a correct
-    one; computed as ``1 - prod_{i=n-c+1}^{n} (1 - k / i)`` (1 when ``n - c < k``), a
-    product of numbers in [0, 1] that neither overflows nor cancels for any n.
+    one, ``1 - prod_{i=n-c+1}^{n} (1 - k / i)`` (1 when ``n - c < k``), computed as
+    ``-expm1`` of a sum of ``log1p`` terms (no overflow, no cancellation, for any n),
+    once per possible count c.
 
     Args:
       correct: bool ``[B, n]``, which samples of each question are correct.
@@ -59,11 +60,13 @@ def _pass_at_k(correct: jax.Array, k: int) -> jax.Array:
     if k > n:
         raise ValueError(msg.K_TOO_LARGE.format(n=n, k=k))
     dtype = _c.float_dtype()
-    c = jnp.sum(correct, axis=-1, dtype=jnp.int32)[..., None]
-    i = jnp.arange(1, n + 1, dtype=jnp.int32)  # the factors i = n - c + 1 .. n
-    # every factor lies in (0, 1) when n - c >= k; otherwise a draw of k holds a correct one
-    factor = jnp.where((i > n - c) & (n - c >= k), 1 - k / i.astype(dtype), 1)
-    return jnp.where(n - c[..., 0] < k, 1, 1 - jnp.prod(factor, axis=-1)).astype(dtype)
+    # pass@k for each possible count c = 0..n, then one lookup per row: the log of the
+    # product over the c largest i of (1 - k / i), a running sum from i = n down; a
+    # factor i <= k is <= 0 (a draw of k then holds a correct sample): -inf, pass@k 1
+    i = jnp.arange(n, 0, -1).astype(dtype)
+    logs = jnp.where(i > k, jnp.log1p(-k / i), -jnp.inf)
+    table = jnp.concatenate([jnp.zeros((1,), dtype), -jnp.expm1(jnp.cumsum(logs))])
+    return table[jnp.sum(correct, axis=-1, dtype=jnp.int32)]
 
 
 def vote_metrics(
