@@ -9,7 +9,7 @@ against reference passes over the same logits and a copy of as many bytes
 subprocesses; then the table, the targets, ``latest.json``, the plots and the results
 document.
 
-  python -m bench                     # full run (about 40 minutes on 2 quiet cores)
+  python -m bench                     # full run (about 45 minutes on 2 quiet cores)
   python -m bench --quick             # a one-minute subset (CI smoke test)
   python -m bench --out DIR           # write latest.json, the PNGs and RESULTS.md to DIR
   python -m bench --update-committed  # the committed bench/results/, bench/RESULTS.md and

@@ -153,7 +153,7 @@ so a run leaves `git status` clean; only `--update-committed` writes the committ
 a quiet machine; a quick run refuses it).
 
 ```bash
-python -m bench                       # the full grid (about 20 minutes on 2 quiet cores)
+python -m bench                       # the full grid (about 45 minutes on 2 quiet cores)
 python -m bench --quick               # a one-minute subset (CI's smoke test)
 python -m bench.step                  # rewards inside a GRPO step (about a minute)
 python -m bench.bleu                  # BLEU clustering against the published loop (minutes)
