@@ -2,12 +2,14 @@
 NumPy, each backend in its own long-lived subprocess, backends interleaved per
 function family and repeated over rounds (a chunk that ran while other processes used
 the cores is repeated, bounded: ``bench.contention``), a few functions also against a
-plain ``jax.jit`` of the same math (``bench.overhead``); then JAX's runtime limits with
-and without the user-side settings (``bench.limits``); then peak memory of the vote in
-fresh subprocesses; then the table, the targets, ``latest.json``, the plots and the
-results document.
+plain ``jax.jit`` of the same math (``bench.overhead``), the logits reductions also
+against reference passes over the same logits and a copy of as many bytes
+(``bench.logits``); then JAX's runtime limits with and without the user-side settings
+(``bench.limits``); then peak memory of the vote and of the logits reductions in fresh
+subprocesses; then the table, the targets, ``latest.json``, the plots and the results
+document.
 
-  python -m bench                     # full run (about 20 minutes on 2 quiet cores)
+  python -m bench                     # full run (about 45 minutes on 2 quiet cores)
   python -m bench --quick             # a one-minute subset (CI smoke test)
   python -m bench --out DIR           # write latest.json, the PNGs and RESULTS.md to DIR
   python -m bench --update-committed  # the committed bench/results/, bench/RESULTS.md and
@@ -83,6 +85,11 @@ class Worker:
         assert msg["event"] == "ready", msg
         self.ready = msg
         return msg
+
+    def status(self) -> dict[str, Any]:
+        """The worker's peak and current resident memory (MiB)."""
+        self.send({"cmd": "status"})
+        return self.recv()["result"]
 
     def close(self) -> None:
         try:
@@ -282,9 +289,10 @@ def families(cases: list[C.Case]) -> list[list[C.Case]]:
     return list(groups.values())
 
 
-def run_rss(specs: list[tuple[str, str, int, int, int]], parallel: bool, log) -> list[dict]:
+def run_rss(specs: list[tuple[str, C.Case]], parallel: bool, log) -> list[dict]:
     def start(spec):
-        args = [sys.executable, "-m", "bench.worker", "rss", *map(str, spec)]
+        backend, case = spec
+        args = [sys.executable, "-m", "bench.worker", "rss", backend, json.dumps(case.to_json())]
         return subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
 
     out = []
@@ -303,7 +311,30 @@ def _rss_result(spec, proc) -> dict[str, Any]:
     try:
         return json.loads(stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        return {"spec": list(spec), "error": f"exit code {proc.returncode}"}
+        backend, case = spec
+        return {"backend": backend, **case.to_json(), "error": f"exit code {proc.returncode}"}
+
+
+def rss_cases(quick: bool) -> list[C.Case]:
+    """The peak-memory cases: the vote across alphabets, and the logits reductions (at the
+    issue's shape; quick: one small case of each)."""
+    if quick:
+        votes = [C.Case("consensus", 4096, K=8, n=n) for n in (16, 1_000_000)]
+        logits = [c for c in C.quick_grid() if C.is_logits(c) and c.kind == "bfloat16"]
+        return votes + logits[:1]
+    votes = [
+        C.Case(fn, 65536, K=16, n=n)
+        for fn in ("consensus", "solver_rewards")
+        for n in (16, 1024, 1_000_000, 10_000_000)
+    ]
+    votes.append(C.Case("consensus", 1024, K=8, n=10_000_000))
+    return votes + [c for c in C.full_grid() if C.is_logits(c)]
+
+
+def logits_copy_bytes(grid: list[C.Case]) -> int:
+    """Bytes of the largest logits in ``grid`` (0 without logits rows): the size of the
+    copy whose read rate the logits rows are compared with."""
+    return max((C.logits_nbytes(c) for c in grid if C.is_logits(c)), default=0)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -324,8 +355,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="append",
         default=None,
         metavar="TEXT",
-        help="only cases whose key contains TEXT (repeat for several, e.g. --only "
-        "'consensus[K=8,n=16]@B=4096' --only uncertainty_reward)",
+        help="only cases (and peak-memory cases) whose key contains TEXT (repeat for several, "
+        "e.g. --only 'consensus[K=8,n=16]@B=4096' --only uncertainty_reward)",
     )
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-memory subprocesses")
     ap.add_argument("--no-plot", action="store_true", help="skip the PNGs")
@@ -387,20 +418,16 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.time()
     load_start = os.getloadavg()
 
-    rss_specs: list[tuple[str, str, int, int, int]] = []
+    rss_specs: list[tuple[str, C.Case]] = []
     if not opts.no_rss:
         rss_backends = [b for b in ("jax", "torch", "numpy") if b in backends]
         if quick:
             rss_backends = rss_backends[:1]
-            grid_rss = [("consensus", 4096, 8, n) for n in (16, 1_000_000)]
-        else:
-            grid_rss = [
-                (fn, 65536, 16, n)
-                for fn in ("consensus", "solver_rewards")
-                for n in (16, 1024, 1_000_000, 10_000_000)
-            ]
-            grid_rss += [("consensus", 1024, 8, 10_000_000)]
-        rss_specs = [(b, fn, bb, k, n) for b in rss_backends for fn, bb, k, n in grid_rss]
+        chosen = [
+            c for c in rss_cases(quick) if not opts.only or any(w in c.key for w in opts.only)
+        ]
+        rss_specs = [(b, c) for b in rss_backends for c in chosen if runs_on(b, c)]
+    copy_logits = logits_copy_bytes(grid)
 
     limit_cases = {} if opts.no_limits or "jax" not in backends else limits.cases(quick)
     limit_rounds = 1 if quick else 3
@@ -414,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     errors: dict[str, dict[str, str]] = defaultdict(dict)
     plain: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    passes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    peak_rss: dict[str, float] = {}
     contended_cells: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     lim_samples: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     lim_faults: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -433,7 +462,12 @@ def main(argv: list[str] | None = None) -> int:
             def copy_round(r: int):
                 def call():
                     workers["numpy"].send(
-                        {"cmd": "copy", "repeats": 2 if quick else 3, "target_s": target_s}
+                        {
+                            "cmd": "copy",
+                            "repeats": 2 if quick else 3,
+                            "target_s": target_s,
+                            "logits_bytes": copy_logits,
+                        }
                     )
                     return workers["numpy"].recv()["result"]
 
@@ -458,7 +492,11 @@ def main(argv: list[str] | None = None) -> int:
                     for b in order:
                         w = workers[b]
                         specs = [
-                            {**c.to_json(), "pair_plain": b == "jax" and overhead.covers(c)}
+                            {
+                                **c.to_json(),
+                                "pair_plain": b == "jax" and overhead.covers(c),
+                                "passes": b == "jax" and C.is_logits(c),
+                            }
                             for c in fam
                             if runs_on(b, c)
                         ]
@@ -481,6 +519,8 @@ def main(argv: list[str] | None = None) -> int:
                                 if "plain" in res:
                                     plain[key]["samples_s"] += res["plain"]["samples_s"]
                                     plain[key]["ratios"] += res["pair_ratios"]
+                                for name, m in (res.get("passes") or {}).items():
+                                    passes[key][name] += m["samples_s"]
                             bar.step(f"round {r + 1}/{rounds} {b:<13} {key}")
                 for b in backends:
                     if b in ("torch_compile", "jax_thp"):
@@ -510,6 +550,8 @@ def main(argv: list[str] | None = None) -> int:
                                 lim_samples[res["key"]][b] += res["samples_s"]
                                 lim_faults[res["key"]][b].append(res["faults_per_call"])
                             bar.step(f"runtime limits {name} {b:<8} {res['key']}")
+            for w in workers.values():
+                peak_rss[w.backend] = w.status()["peak_MiB"]
         finally:
             for w in workers.values():
                 w.close()
@@ -518,7 +560,7 @@ def main(argv: list[str] | None = None) -> int:
         if rss_specs:
             for res in run_rss(rss_specs, parallel=quick, log=log):
                 rss_rows.append(res)
-                bar.step(f"peak memory {res.get('backend')} {res.get('fn')} n={res.get('n')}")
+                bar.step(f"peak memory {res.get('backend')} {res.get('key', res.get('fn'))}")
     bar.close()
 
     duration = time.time() - t_start
@@ -534,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
         rss=rss_rows,
         contended=contended_cells,
         plain=plain if "jax" in backends else None,
+        passes=passes,
         meta={
             "command": "python -m bench " + " ".join(argv if argv is not None else sys.argv[1:]),
             "quick": quick,
@@ -548,6 +591,7 @@ def main(argv: list[str] | None = None) -> int:
             "loadavg_start": load_start,
             "loadavg_end": os.getloadavg(),
             "jax_x64": True,
+            "peak_rss_MiB": {k: round(v, 1) for k, v in peak_rss.items()},
             "quiet_gate": {
                 "waited_s": round(gate.waited, 1),
                 "chunks_still_contended": [g for g in gate.log if g["foreign_cores"] > 0.3],

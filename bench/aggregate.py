@@ -1,8 +1,9 @@
 """Aggregation: the raw timings of one ``python -m bench`` run (samples per case and
 backend, the paired plain-jit loops, dispatch, copy bandwidth, peak memory) become the
 result that ``latest.json`` stores: one row per case with per-backend statistics and
-ratios, the overhead report, the copy bandwidth and the dispatch table.  No targets
-and no text here (:mod:`bench.targets`, :mod:`bench.render`).
+ratios (a logits row also with its reference passes and read rate, ``row["logits"]``),
+the overhead report, the copy bandwidth and the dispatch table.  No targets and no text
+here (:mod:`bench.targets`, :mod:`bench.render`).
 """
 
 from __future__ import annotations
@@ -38,13 +39,26 @@ def _copy(copies: list[dict[str, Any]]) -> dict[str, Any]:
     pre = [s for c in copies for s in c["prealloc_s"]]
     alloc = [s for c in copies for s in c["alloc_s"]]
     nbytes = copies[0]["bytes"] if copies else 1
-    return {
+    out: dict[str, Any] = {
         "bytes": nbytes,
         "prealloc_GBps": nbytes / float(np.median(pre)) / 1e9 if pre else None,
         "alloc_GBps": nbytes / float(np.median(alloc)) / 1e9 if alloc else None,
         "prealloc_GBps_range": [nbytes / max(pre) / 1e9, nbytes / min(pre) / 1e9] if pre else None,
         "what": "NumPy float32 copy of 16M elements (64 MiB); bytes read + written / time",
     }
+    big = [c["logits"] for c in copies if c.get("logits")]
+    if big:
+        size = big[0]["bytes"]
+        times = [s for c in big for s in c["prealloc_s"]]
+        out["logits"] = {
+            "bytes": size,
+            "read_GBps": size / float(np.median(times)) / 1e9,
+            "read_GBps_range": [size / max(times) / 1e9, size / min(times) / 1e9],
+            "median_ms": float(np.median(times)) * 1e3,
+            "what": f"NumPy copy of {size / 2**20:,.0f} MiB (the largest logits of the grid) "
+            "into a preallocated buffer; bytes copied (read) / time",
+        }
+    return out
 
 
 def _backend_stats(
@@ -61,7 +75,8 @@ def _backend_stats(
     return st
 
 
-def _row(case: C.Case, backends: list[str], raw: Mapping[str, Any], copy_bw: float | None):
+def _row(case: C.Case, backends: list[str], raw: Mapping[str, Any], copy: Mapping[str, Any]):
+    copy_bw = copy.get("prealloc_GBps")
     nbytes = C.io_bytes(case)
     row: dict[str, Any] = {
         "key": case.key,
@@ -71,6 +86,7 @@ def _row(case: C.Case, backends: list[str], raw: Mapping[str, Any], copy_bw: flo
         "B": case.B,
         **case.dims(),
         "ids": case.ids,
+        "kind": case.kind,
         "elementwise": case.elementwise,
         "bytes": nbytes,
         "backends": {},
@@ -102,7 +118,39 @@ def _row(case: C.Case, backends: list[str], raw: Mapping[str, Any], copy_bw: flo
     thp = row["backends"].get("jax_thp", {}).get("GBps")
     if thp and copy_bw:
         row["jax_thp_frac_of_copy"] = thp / copy_bw
+    if C.is_logits(case):
+        row["logits"] = _logits(case, jax, raw["passes"].get(key) or {}, copy.get("logits"))
     return row
+
+
+def _logits(
+    case: C.Case,
+    jax: Mapping[str, Any],
+    passes: Mapping[str, list[float]],
+    copy: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A logits row's read rate against the copy's, and its reference passes
+    (:mod:`bench.logits`) with the JAX time over each."""
+    nbytes = C.logits_nbytes(case)
+    out: dict[str, Any] = {
+        "bytes": nbytes,
+        "passes": {name: stats(xs) for name, xs in passes.items() if xs},
+    }
+    copy_read = (copy or {}).get("read_GBps")
+    if copy_read:
+        out["copy_read_GBps"] = copy_read
+        out["copy_ms"] = nbytes / copy_read / 1e6  # the copy's time for these bytes
+    med = jax.get("median_us")
+    if med:
+        out["read_GBps"] = nbytes / med / 1e3
+        if copy_read:
+            out["read_frac_of_copy"] = out["read_GBps"] / copy_read
+    for name, st in out["passes"].items():
+        if med:
+            out[f"jax_over_{name}"] = med / st["median_us"]
+        if copy_read:
+            out[f"{name}_read_frac_of_copy"] = nbytes / st["median_us"] / 1e3 / copy_read
+    return out
 
 
 def _overhead(rows: list[dict[str, Any]], plain: Mapping[str, Mapping[str, list[float]]]):
@@ -153,9 +201,11 @@ def assemble(
     meta: dict[str, Any],
     contended: Mapping[str, Mapping[str, int]] | None = None,
     plain: Mapping[str, Mapping[str, list[float]]] | None = None,
+    passes: Mapping[str, Mapping[str, list[float]]] | None = None,
 ) -> dict[str, Any]:
     """The result of one run (everything ``latest.json`` holds but the targets).
-    ``plain``: per paired case key, ``samples_s`` of the plain jit and ``ratios``."""
+    ``plain``: per paired case key, ``samples_s`` of the plain jit and ``ratios``;
+    ``passes``: per logits case key, the samples of each reference pass."""
     copy = _copy(copies)
     raw = {
         "samples": samples,
@@ -163,8 +213,9 @@ def assemble(
         "faults": faults,
         "errors": errors,
         "contended": contended or {},
+        "passes": passes or {},
     }
-    rows = [_row(case, backends, raw, copy["prealloc_GBps"]) for case in grid]
+    rows = [_row(case, backends, raw, copy) for case in grid]
     disp: dict[str, dict[str, Any]] = {}
     for b, runs in dispatch.items():
         disp[b] = {}

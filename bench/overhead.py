@@ -35,8 +35,8 @@ MIN_B = 4096
 
 def covers(case: Any) -> bool:
     """Whether ``case`` (a :class:`bench.cases.Case`) is timed against a plain jit."""
-    if case.fn not in FUNCTIONS or case.B < MIN_B:
-        return False
+    if case.fn not in FUNCTIONS or case.B < MIN_B or case.kind is not None:
+        return False  # a kind (the RLOO preset, ...) is not what the plain version computes
     return case.fn != "challenger_rewards" or case.ids == "dense"
 
 

@@ -4,6 +4,10 @@
   (function and variant), one line per backend (at most six), one legend for all;
 - ``ratio.png``: torch eager time / JAX time against B, one panel per function, one
   line per variant (at most six), a legend per panel below its curves;
+- ``logits.png`` (when the run has logits rows): the logits reductions, which run at
+  one shape rather than along B, as ms per call of every backend beside the copy of the
+  same bytes and the reference passes (:mod:`bench.logits`), one panel per row, the
+  targets dotted;
 - ``overhead.png`` (when the run has the overhead report): public call / plain jit per
   row, one bar each, the target dashed.
 """
@@ -49,10 +53,15 @@ def _log2_axis(ax: Any) -> None:
     ax.yaxis.set_minor_formatter(NullFormatter())
 
 
+def _along_b(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows drawn against B (all but the logits reductions, in ``logits.png``)."""
+    return [r for r in result["rows"] if "logits" not in r]
+
+
 def throughput(result: dict[str, Any], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    rows = result["rows"]
+    rows = _along_b(result)
     backends = [b for b in result["meta"].get("backends", []) if b in COLORS]
     fams = [
         fam
@@ -75,7 +84,9 @@ def throughput(result: dict[str, Any], path: Path) -> Path:
                 xs, ys = zip(*pts, strict=True)
                 ax.plot(xs, ys, color=COLORS[b], marker="o", ms=3, lw=1.2, label=tables.LABELS[b])
         _log2_axis(ax)
-        ax.set_title(fam, fontsize=9)
+        # a long family (function and variant) on two lines, so that titles do not overlap
+        title = fam if len(fam) <= 34 else fam.replace("[", "\n[", 1)
+        ax.set_title(title, fontsize=9 if title == fam else 8)
     for ax in list(axes.flat)[len(fams) :]:
         ax.axis("off")
     for ax in axes[:, 0]:
@@ -110,7 +121,7 @@ def ratio(result: dict[str, Any], path: Path) -> Path:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import LogLocator
 
-    rows = result["rows"]
+    rows = _along_b(result)
     fns = [
         f for f in _order(result) if any(r["fn"] == f and r.get("speedup_vs_torch") for r in rows)
     ]
@@ -154,6 +165,89 @@ def ratio(result: dict[str, Any], path: Path) -> Path:
     return path
 
 
+#: The bars of a logits panel: (label, color), top to bottom.
+_LOGITS_BARS = (
+    ("copy", "0.55"),
+    ("max pass", "0.75"),
+    ("exp pass", "C9"),
+    ("jax", COLORS["jax"]),
+    ("plain jit", "C4"),
+    ("torch.compile", COLORS["torch_compile"]),
+    ("torch", COLORS["torch"]),
+    ("numpy", COLORS["numpy"]),
+)
+
+
+def _logits_bars(r: dict[str, Any]) -> list[tuple[str, float | None]]:
+    lg = r["logits"]
+    ps = lg.get("passes") or {}
+
+    def ms(st: dict[str, Any] | None) -> float | None:
+        return st["median_us"] / 1e3 if st and "median_us" in st else None
+
+    b = r["backends"]
+    values = {
+        "copy": lg.get("copy_ms"),
+        "max pass": ms(ps.get("max_pass")),
+        "exp pass": ms(ps.get("exp_pass")),
+        "jax": ms(b.get("jax")),
+        "plain jit": ms(ps.get("plain_jit")),
+        "torch.compile": ms(b.get("torch_compile")),
+        "torch": ms(b.get("torch")),
+        "numpy": ms(b.get("numpy")),
+    }
+    return [(label, values[label]) for label, _ in _LOGITS_BARS]
+
+
+def logits(result: dict[str, Any], path: Path) -> Path:
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    rows = [r for r in result["rows"] if "logits" in r]
+    ncol = 2 if len(rows) > 1 else 1
+    nrow = math.ceil(len(rows) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.4 * ncol, 2.9 * nrow + 0.7), squeeze=False)
+    colors = dict(_LOGITS_BARS)
+    for ax, r in zip(axes.flat, rows, strict=False):
+        bars = _logits_bars(r)
+        y = list(range(len(bars)))
+        vals = [v or 0.0 for _, v in bars]
+        ax.barh(y, vals, color=[colors[label] for label, _ in bars])
+        ax.set_yticks(y, [label for label, _ in bars], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        shown = [v for v in vals if v > 0]
+        if shown:
+            ax.set_xlim(min(shown) / 1.6, max(shown) * 4)
+        for yi, (_, v) in zip(y, bars, strict=True):
+            text = f" {tables.fmt(v)} ms" if v else " not run"
+            ax.text(v or min(shown or [1.0]) / 1.5, yi, text, va="center", fontsize=7)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        copy_ms = r["logits"].get("copy_ms")
+        torch_ms = (r["backends"].get("torch") or {}).get("median_us")
+        if copy_ms:
+            ax.axvline(copy_ms / TG.READ_FRACTION, color="k", lw=0.9, ls=":")
+        if torch_ms:
+            ax.axvline(torch_ms / 1e3 / TG.LOGITS_SPEEDUP, color="C3", lw=0.9, ls=":")
+        ax.set_title(f"{r['fn']} [{r['variant']}], B = {r['B']:,}", fontsize=9)
+        ax.grid(alpha=0.3, axis="x", which="both")
+        ax.tick_params(axis="x", labelsize=8)
+    for ax in list(axes.flat)[len(rows) :]:
+        ax.axis("off")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("ms per call (log scale; shorter is faster)", fontsize=8)
+    fig.suptitle(
+        "Logits reductions against the copy of the same bytes and one pass over them "
+        f"(dotted black: copy time / {TG.READ_FRACTION:g}; dotted red: torch / "
+        f"{TG.LOGITS_SPEEDUP:g})",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=72, pil_kwargs={"optimize": True})
+    plt.close(fig)
+    return path
+
+
 def overhead(result: dict[str, Any], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
@@ -185,5 +279,10 @@ def plots(result: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
-    draw = {"throughput.png": throughput, "ratio.png": ratio, "overhead.png": overhead}
+    draw = {
+        "throughput.png": throughput,
+        "ratio.png": ratio,
+        "logits.png": logits,
+        "overhead.png": overhead,
+    }
     return [draw[name](result, out / name) for name in render.plot_names(result)]

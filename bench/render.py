@@ -57,7 +57,7 @@ def _chunks(result: dict[str, Any]) -> int:
 
 
 def _shapes(rows: list[dict[str, Any]]) -> list[str]:
-    from bench.cases import DIMS
+    from bench.cases import BENCHES, DIMS
 
     out = []
     for fn in dict.fromkeys(r["fn"] for r in rows):
@@ -67,9 +67,16 @@ def _shapes(rows: list[dict[str, Any]]) -> list[str]:
             vals = sorted({r[dim] for r in fr if r.get(dim) is not None})
             if vals:
                 dims.append(f"{dim} ∈ {{{', '.join(num(v) for v in vals)}}}")
+        kinds = list(dict.fromkeys(r["kind"] for r in fr if r.get("kind")))
+        if kinds:
+            dims.append(", ".join(f"`{k}`" for k in kinds))
         bs = sorted({r["B"] for r in fr})
+        entry = BENCHES.get(fn)
+        note = f" ({entry.note})" if entry is not None and entry.note else ""
         out.append(
-            f"`{fn}`: B ∈ {{{', '.join(num(b) for b in bs)}}}" + "".join(f", {d}" for d in dims)
+            f"`{fn}`: B ∈ {{{', '.join(num(b) for b in bs)}}}"
+            + "".join(f", {d}" for d in dims)
+            + note
         )
     return out
 
@@ -131,6 +138,23 @@ def _run_lines(result: dict[str, Any]) -> list[str]:
                 gbps=num(copy["prealloc_GBps"]),
                 range=f" (loops from {num(rng[0])} to {num(rng[1])})" if len(rng) == 2 else "",
                 alloc=num(copy.get("alloc_GBps")),
+            )
+        )
+    big = copy.get("logits") or {}
+    if big.get("read_GBps"):
+        rng = big.get("read_GBps_range") or []
+        out.append(
+            T.RUN_COPY_LOGITS.format(
+                what=big.get("what", "NumPy copy"),
+                gbps=num(big["read_GBps"]),
+                range=f" (loops from {num(rng[0])} to {num(rng[1])})" if len(rng) == 2 else "",
+            )
+        )
+    peaks = meta.get("peak_rss_MiB") or {}
+    if peaks:
+        out.append(
+            T.RUN_PEAK_RSS.format(
+                workers=", ".join(f"`{LABELS.get(b, b)}` {num(round(v))}" for b, v in peaks.items())
             )
         )
     out.append(T.RUN_SHAPES)
@@ -247,10 +271,18 @@ def _target_details(tgs: list[dict[str, Any]]) -> list[str]:
             if isinstance(v, dict) and any(isinstance(x, dict) for x in v.values()):
                 out.append(f"- {k}:")
                 out += [f"  - {num(kk)}: {inline(x)}" for kk, x in v.items()]
+            elif _sentences(v):
+                out.append(f"- {k}:")
+                out += [f"  - {num(kk)}: {inline(x)}" for kk, x in v.items()]
             else:
                 out.append(f"- {k}: {inline(v)}")
         out.append("")
     return out
+
+
+def _sentences(v: Any) -> bool:
+    """A dict whose values are sentences (listed one per line, not inline)."""
+    return isinstance(v, dict) and any(isinstance(x, str) and " " in x for x in v.values())
 
 
 # ----------------------------------------------------------------------- headline
@@ -308,6 +340,7 @@ def _headline(
                 target=TG.OVERHEAD_TARGET,
             )
         )
+    out += _logits_headline(result, by)
     contended = _contended(result)
     if contended:
         cores = [c["foreign_cores"] for c in contended]
@@ -328,6 +361,40 @@ def _headline(
             )
         )
     return out
+
+
+def _span(xs: list[float | None], digits: str = ".2f") -> str:
+    """``lo-hi`` of the measured values (one value when they agree), ``-`` without any."""
+    vals = [f"{x:{digits}}" for x in sorted(x for x in xs if x is not None)]
+    if not vals:
+        return "-"
+    return vals[0] if vals[0] == vals[-1] else f"{vals[0]}-{vals[-1]}"
+
+
+def _logits_headline(result: dict[str, Any], by: dict[str, dict[str, Any]]) -> list[str]:
+    """One line on the logits reductions at the issue's shape (none without such rows)."""
+    rows = [r for r in TG.logits_rows(result) if r["backends"].get("jax", {}).get("median_us")]
+    if not rows:
+        return []
+    lg = [r.get("logits") or {} for r in rows]
+    compiled = _span([r.get("speedup_vs_torch_compile") for r in rows], ".1f")
+    held = sum(1 for x in lg if (x.get("read_frac_of_copy") or 0) >= TG.READ_FRACTION)
+    return [
+        T.HEADLINE_LOGITS.format(
+            shape="["
+            + ", ".join(f"{d:,}" for d in (rows[0]["B"], rows[0]["T"], rows[0]["V"]))
+            + "]",
+            torch=_span([r.get("speedup_vs_torch") for r in rows], ".1f"),
+            speedup=f"{TG.LOGITS_SPEEDUP:g}",
+            compiled="" if compiled == "-" else T.HEADLINE_LOGITS_COMPILE.format(span=compiled),
+            read=_span([x.get("read_frac_of_copy") for x in lg]),
+            fraction=TG.READ_FRACTION,
+            held=held,
+            rows=len(rows),
+            exp=_span([x.get("exp_pass_read_frac_of_copy") for x in lg]),
+            over=_span([x.get("jax_over_exp_pass") for x in lg]),
+        )
+    ]
 
 
 def _targets_line(tgs: list[dict[str, Any]]) -> str:
@@ -357,7 +424,10 @@ def _case_headlines(loaded: list[separate.Loaded]) -> list[str]:
 
 def plot_names(result: dict[str, Any]) -> list[str]:
     """The PNGs :func:`bench.plots.plots` draws for ``result`` (decided by its data)."""
-    names = ["throughput.png", "ratio.png"]
+    along_b = [r for r in result["rows"] if "logits" not in r]
+    names = ["throughput.png", "ratio.png"] if along_b else []
+    if any(r["backends"].get("jax", {}).get("median_us") for r in result["rows"] if "logits" in r):
+        names.append("logits.png")
     if (result.get("overhead") or {}).get("rows"):
         names.append("overhead.png")
     return names
@@ -419,6 +489,7 @@ def markdown(
         run="\n".join(_run_lines(result)),
         caveats="\n".join(_caveat_lines(result)),
         table=tables.results(result),
+        logits="\n".join(tables.logits(result)),
         overhead="\n".join(tables.overhead(result)),
         dispatch="\n".join(tables.dispatch(result)),
         limits="\n".join(tables.limits(result)),
@@ -533,13 +604,23 @@ def summary(result: dict[str, Any], tgs: list[dict[str, Any]] | None = None) -> 
         out.append(f"  {LABELS.get(b, b)}: " + ", ".join(parts))
     for r in (result.get("overhead") or {}).get("rows", []):
         out.append(f"overhead {r['key']}: public / plain jit {r['public_over_plain']:.2f}x")
+    for r in result["rows"]:
+        lg = r.get("logits") or {}
+        if lg.get("read_GBps"):
+            ps = lg.get("passes") or {}
+            passes = ", ".join(f"{k} {fmt(v['median_us'] / 1e3)} ms" for k, v in ps.items())
+            out.append(
+                f"logits {r['key']}: jax {fmt(r['backends']['jax']['median_us'] / 1e3)} ms, "
+                f"read {fmt(lg['read_GBps'])} GB/s = {fmt(lg.get('read_frac_of_copy'))} of the "
+                f"copy's; {passes}"
+            )
     for m in result.get("rss") or []:
         if "error" in m:
             out.append(f"peak memory: {m}")
             continue
         out.append(
-            f"peak memory {m['backend']:<6} {m['fn']:<15} B={m['B']:<6} K={m['K']:<3} "
-            f"n={m['n']:<9,} extra {fmt(m['extra_MiB'])} MiB "
+            f"peak memory {m['backend']:<6} {m['fn']:<15} {tables.rss_variant(m):<22} "
+            f"B={m['B']:<6} extra {fmt(m['extra_MiB'])} MiB "
             f"(inputs {fmt(m['input_MiB'])} MiB), call {fmt(m['call_s'] * 1e3)} ms"
         )
     for t in tgs if tgs is not None else TG.evaluate(result):

@@ -1,5 +1,6 @@
-"""The Markdown tables of the results (the grid, the overhead report, dispatch, runtime
-limits, peak memory) and the number formats every rendered line uses.  Backends of
+"""The Markdown tables of the results (the grid, the logits reductions against the
+machine's limits, the overhead report, dispatch, runtime limits, peak memory) and the
+number formats every rendered line uses.  Backends of
 older results that the bench no longer runs are left out.
 """
 
@@ -18,6 +19,7 @@ __all__ = [
     "fmt",
     "inline",
     "limits",
+    "logits",
     "num",
     "overhead",
     "results",
@@ -150,6 +152,49 @@ def _aligned(lines: list[list[str]], right_from: int) -> str:
     return "\n".join([fmt(lines[0]), sep, *(fmt(x) for x in lines[1:])])
 
 
+def _ms(st: dict[str, Any] | None) -> str:
+    if not st or "median_us" not in st:
+        return "fails" if st and "error" in st else "-"
+    return f"{fmt(st['median_us'] / 1e3)} ±{spread(st):.0f}%"
+
+
+def logits(result: dict[str, Any]) -> list[str]:
+    """The logits reductions beside the reference passes and the copy of the same run:
+    ms per call, the read rate of the logits and the JAX time over the exp pass."""
+    rows = [r for r in result["rows"] if "logits" in r]
+    if not rows:
+        return [T.NOT_MEASURED]
+    copy = (result.get("copy_bandwidth") or {}).get("logits") or {}
+    others = [b for b in ("torch", "torch_compile", "numpy") if b in backends(result)]
+    head = ["function", "variant", "B", "jax ms", "plain jit ms", "max pass ms", "exp pass ms"]
+    head += ["copy ms", *(f"{LABELS[b]} ms" for b in others), "torch/jax"]
+    head += ["jax GB/s read", "of copy read", "exp pass of copy read", "jax / exp pass"]
+    lines = [head]
+    for r in rows:
+        lg = r["logits"]
+        ps = lg.get("passes") or {}
+        copy_ms = lg.get("copy_ms")
+        cells = [r["fn"], r["variant"], f"{r['B']:,}", _ms(r["backends"].get("jax"))]
+        cells += [_ms(ps.get(n)) for n in ("plain_jit", "max_pass", "exp_pass")]
+        cells.append(fmt(copy_ms))
+        cells += [_ms(r["backends"].get(b)) for b in others]
+        sp = r.get("speedup_vs_torch")
+        cells.append(f"{sp:.2f}x" if sp else "-")
+        cells.append(fmt(lg.get("read_GBps")))
+        for field in ("read_frac_of_copy", "exp_pass_read_frac_of_copy"):
+            cells.append(f"{lg[field]:.2f}" if lg.get(field) is not None else "-")
+        over = lg.get("jax_over_exp_pass")
+        cells.append(f"{over:.2f}x" if over else "-")
+        lines.append(cells)
+    intro = T.LOGITS_INTRO.format(
+        copy=fmt(copy.get("read_GBps")),
+        mib=num(round(copy["bytes"] / 2**20)) if copy.get("bytes") else "-",
+        target=TG.READ_FRACTION,
+        speedup=f"{TG.LOGITS_SPEEDUP:g}",
+    )
+    return [intro, "", _aligned(lines, right_from=2)]
+
+
 def overhead(result: dict[str, Any]) -> list[str]:
     block = result.get("overhead") or {}
     rows = block.get("rows") or []
@@ -205,18 +250,34 @@ def rss(result: dict[str, Any]) -> list[str]:
     out = [
         T.RSS_INTRO,
         "",
-        "| backend | function | B | K | n | extra MiB | inputs MiB | call ms |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| backend | function | variant | B | extra MiB | inputs MiB | call ms |",
+        "|---|---|---|---:|---:|---:|---:|",
     ]
     for m in rss:
+        variant = rss_variant(m)
         if "error" in m:
-            out.append(f"| {m.get('backend')} | {m.get('fn')} | | | | fails: {m['error']} | | |")
+            out.append(
+                f"| {m.get('backend')} | `{m.get('fn')}` | {variant} | {num(m.get('B'))} "
+                f"| fails: {m['error']} | | |"
+            )
             continue
         out.append(
-            f"| {m['backend']} | `{m['fn']}` | {num(m['B'])} | {num(m['K'])} | {num(m['n'])} "
+            f"| {m['backend']} | `{m['fn']}` | {variant} | {num(m['B'])} "
             f"| {num(m['extra_MiB'])} | {num(m['input_MiB'])} | {num(m['call_s'] * 1e3)} |"
         )
     return out
+
+
+def rss_variant(m: dict[str, Any]) -> str:
+    """The variant label of a peak-memory row (older results hold only K and n)."""
+    if m.get("variant") is not None:
+        return str(m["variant"])
+    from bench.cases import Case
+
+    try:
+        return Case.from_json(m).variant
+    except (KeyError, TypeError):
+        return "?"
 
 
 def limits(result: dict[str, Any]) -> list[str]:

@@ -26,6 +26,7 @@ __all__ = [
     "NOT_MET",
     "evaluate",
     "geomean",
+    "logits_rows",
     "status_of",
     "target",
 ]
@@ -45,6 +46,10 @@ OVERHEAD_TARGET = 1.25
 COPY_FRACTION, HINT_FRACTION = 0.5, 0.4
 #: Issue 5: an eager call at B = 8 of an elementwise reward at most this many µs.
 DISPATCH_US = 30.0
+#: Issue 19: the logits reductions at the issue's shape at least this many times faster
+#: than the eager torch twin, and reading the logits at least ``READ_FRACTION`` of the
+#: rate at which a NumPy copy of as many bytes reads them (same run).
+LOGITS_SPEEDUP, READ_FRACTION = 3.0, 0.75
 
 
 def status_of(parts: Iterable[bool | None]) -> str:
@@ -243,7 +248,9 @@ def vote_independent_of_alphabet(result: dict[str, Any]) -> dict[str, Any]:
     mem = [
         m
         for m in result.get("rss") or []
-        if m.get("backend") == "jax" and m.get("extra_MiB") is not None
+        if m.get("backend") == "jax"
+        and m.get("fn") in ("consensus", "solver_rewards")
+        and m.get("extra_MiB") is not None
     ]
     spans = {}
     for m in mem:
@@ -317,6 +324,135 @@ def public_over_plain_jit(result: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def logits_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of the logits reductions at the issue's shape (``C.LOGITS_SHAPE``)."""
+    return [
+        r
+        for r in result["rows"]
+        if r["fn"] in C.LOGITS_FUNCTIONS and (r["B"], r.get("T"), r.get("V")) == C.LOGITS_SHAPE
+    ]
+
+
+def _every(rows: list[dict[str, Any]], ok: Callable[[dict[str, Any]], bool | None]) -> bool | None:
+    """False if a row failed (``None`` from ``ok`` is a row without data); True if every
+    row passed; None without rows or when some lack data."""
+    verdicts = [ok(r) for r in rows]
+    if any(v is False for v in verdicts):
+        return False
+    return True if verdicts and all(v is True for v in verdicts) else None
+
+
+def _shape() -> str:
+    return "[" + ", ".join(f"{d:,}" for d in C.LOGITS_SHAPE) + "]"
+
+
+def logits_vs_torch(result: dict[str, Any]) -> dict[str, Any]:
+    rows = logits_rows(result)
+
+    def ok(r: dict[str, Any]) -> bool | None:
+        if _jax_failed(r):
+            return False
+        sp = r.get("speedup_vs_torch")
+        return None if sp is None else sp >= LOGITS_SPEEDUP
+
+    details: dict[str, Any] = {
+        "rows": len(rows),
+        "torch / jax (medians)": {r["key"]: _r(r.get("speedup_vs_torch")) for r in rows},
+        "torch / jax (best loops)": {r["key"]: _r(r.get("best_speedup_vs_torch")) for r in rows},
+        "torch.compile / jax (medians)": {
+            r["key"]: _r(r.get("speedup_vs_torch_compile")) for r in rows
+        },
+    }
+    failed = [r["key"] for r in rows if _jax_failed(r)]
+    if failed:
+        details["rows where zero_jax failed"] = failed
+    return target(
+        "logits_vs_torch",
+        f"self_certainty and token_entropy at {_shape()} (float32, bfloat16): zero_jax at "
+        f"least {LOGITS_SPEEDUP:g}x the torch twin (eager)",
+        19,
+        {"every logits row": _every(rows, ok)},
+        details,
+    )
+
+
+def _which_held(r: dict[str, Any]) -> str:
+    """In words: whether the read-rate criterion held for row ``r``, and if not whether
+    the exponentials bound it (one exp pass alone below the criterion)."""
+    lg = r.get("logits") or {}
+    frac = lg.get("read_frac_of_copy")
+    if frac is None:
+        return "not measured"
+    if frac >= READ_FRACTION:
+        return f"read rate held ({frac:.2f} of the copy's)"
+    head = f"read rate not held ({frac:.2f} of the copy's)"
+    exp_frac, over = lg.get("exp_pass_read_frac_of_copy"), lg.get("jax_over_exp_pass")
+    if exp_frac is None or over is None:
+        return head + "; exp pass not measured"
+    if exp_frac < READ_FRACTION:
+        return (
+            f"{head}; bound by the exponentials: one sum(exp) pass alone reads at "
+            f"{exp_frac:.2f} of the copy's rate, and the call takes {over:.2f}x that pass"
+        )
+    return (
+        f"{head}, and not bound by the exponentials: one sum(exp) pass alone reads at "
+        f"{exp_frac:.2f} of the copy's rate; the call takes {over:.2f}x that pass"
+    )
+
+
+def logits_read_rate(result: dict[str, Any]) -> dict[str, Any]:
+    rows = logits_rows(result)
+
+    def ok(r: dict[str, Any]) -> bool | None:
+        if _jax_failed(r):
+            return False
+        frac = (r.get("logits") or {}).get("read_frac_of_copy")
+        return None if frac is None else frac >= READ_FRACTION
+
+    copy = (result.get("copy_bandwidth") or {}).get("logits") or {}
+
+    def by_row(field: str, scale: float = 1.0) -> dict[str, float | None]:
+        out = {}
+        for r in rows:
+            v = (r.get("logits") or {}).get(field)
+            out[r["key"]] = None if v is None else _r(v * scale)
+        return out
+
+    def pass_ms(name: str) -> dict[str, float | None]:
+        out = {}
+        for r in rows:
+            st = ((r.get("logits") or {}).get("passes") or {}).get(name)
+            out[r["key"]] = _r(st["median_us"] / 1e3) if st else None
+        return out
+
+    jax_ms = {
+        r["key"]: _r(r["backends"]["jax"]["median_us"] / 1e3)
+        for r in rows
+        if "median_us" in r["backends"].get("jax", {})
+    }
+    details: dict[str, Any] = {
+        "which held": {r["key"]: _which_held(r) for r in rows},
+        "copy read rate, GB/s (bytes copied / time)": _r(copy.get("read_GBps")),
+        "copy of the logits' bytes, ms": by_row("copy_ms"),
+        "jax read rate / the copy's": by_row("read_frac_of_copy"),
+        "jax, ms": jax_ms,
+        "exp pass (jitted sum(exp(x)) over V), ms": pass_ms("exp_pass"),
+        "exp pass read rate / the copy's": by_row("exp_pass_read_frac_of_copy"),
+        "jax / exp pass": by_row("jax_over_exp_pass"),
+        "max pass (jitted max over V, read only), ms": pass_ms("max_pass"),
+        "plain jit of the formula, ms": pass_ms("plain_jit"),
+    }
+    return target(
+        "logits_read_rate",
+        f"self_certainty and token_entropy at {_shape()}: zero_jax reads the logits at "
+        f">= {READ_FRACTION:g} of a NumPy copy's read rate (same run); the JAX time beside "
+        "one jitted sum(exp) pass over the same logits",
+        19,
+        {"every logits row": _every(rows, ok)},
+        details,
+    )
+
+
 #: The targets of a ``python -m bench`` result, in report order.
 GRID_TARGETS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
     jax_ahead_of_torch,
@@ -326,6 +462,8 @@ GRID_TARGETS: tuple[Callable[[dict[str, Any]], dict[str, Any]], ...] = (
     bandwidth_vs_copy,
     vote_independent_of_alphabet,
     eager_call_at_B8,
+    logits_vs_torch,
+    logits_read_rate,
 )
 
 

@@ -54,6 +54,10 @@ shape; `+THP of copy`: the `jax+THP` bandwidth as a fraction of the copy.
 
 $table
 
+### Logits reductions against the machine's limits
+
+$logits
+
 ### Overhead report: the public call against a plain `jax.jit`
 
 $overhead
@@ -121,12 +125,25 @@ from fixed seeds (`bench/cases.py`) and tie-heavy: vote shares on a coarse grid,
 distinct answers per question, repeated cluster ids (dense or random 62-bit), 0/1 rewards
 for `group_advantages`; floats are float32, ids int64.
 
+The logits reductions (`self_certainty`, `token_entropy`) run at one shape, `[8, 1,024,
+32,768]` (1 GiB of float32 logits, 512 MiB of bfloat16; masks with about 80 % response
+tokens), and are read against the machine's limits measured in the same run
+(`bench/logits.py`): in the `jax` process, side by side with the public call on the same
+device buffers, a jitted `max` over V (one read of the logits), a jitted `sum(exp(x))`
+over V (one read and one exponential per logit, in float32 for bfloat16: the least work
+of any kernel that evaluates each exponential once) and the obvious jitted formula; in the
+`numpy` process, a copy of 1 GiB into a preallocated buffer, whose bytes copied per second
+is the read rate the rows are compared with. Each process holds one set of a case's
+inputs, converted to its arrays before timing; every timed call is a steady-state call
+(no fresh logits-sized buffer).
+
 A cell is the median time of one call and ± the half inter-quartile spread of the timed
-loops, relative to the median. `torch/jax` is the ratio of the medians, `best-of` the
-ratio of each backend's fastest loop (the least disturbed). `jax GB/s` counts every input
-read once and every output written once; `of copy` divides it by the bandwidth of a NumPy
-copy into a preallocated buffer measured in the same run. `jax compile ms` is the first
-call minus a steady call (trace, lower, compile)."""
+loops, relative to the median (a call of a second or more, such as the torch twin on a GiB
+of logits, is timed in one loop of one call per round). `torch/jax` is the ratio of the
+medians, `best-of` the ratio of each backend's fastest loop (the least disturbed). `jax
+GB/s` counts every input read once and every output written once; `of copy` divides it by
+the bandwidth of a NumPy copy into a preallocated buffer measured in the same run. `jax
+compile ms` is the first call minus a steady call (trace, lower, compile)."""
 
 COMMANDS = """\
 Run from the repository root after `pip install -e ".[bench]"`. Every command writes to a
@@ -136,7 +153,7 @@ so a run leaves `git status` clean; only `--update-committed` writes the committ
 a quiet machine; a quick run refuses it).
 
 ```bash
-python -m bench                       # the full grid (about 20 minutes on 2 quiet cores)
+python -m bench                       # the full grid (about 45 minutes on 2 quiet cores)
 python -m bench --quick               # a one-minute subset (CI's smoke test)
 python -m bench.step                  # rewards inside a GRPO step (about a minute)
 python -m bench.bleu                  # BLEU clustering against the published loop (minutes)
@@ -164,13 +181,29 @@ LIMITS_INTRO = (
     "inter-quartile spread)."
 )
 
-RSS_INTRO = "Peak RSS above the RSS before the call, in a fresh subprocess per row."
+RSS_INTRO = (
+    "Peak RSS above the RSS before the call (the inputs, already in the backend's arrays, "
+    "are not counted), in a fresh subprocess per row."
+)
+
+LOGITS_INTRO = (
+    "ms per call (median ± half the inter-quartile spread). `plain jit`, `max pass` and "
+    "`exp pass` are timed side by side with the public call in the `jax` process on the "
+    "same logits (`bench/logits.py`); `copy ms` is the time of a NumPy copy of as many bytes "
+    "at the read rate measured in this run ({copy} GB/s copying {mib} MiB); `of copy read`: "
+    "the JAX read rate of the logits over the copy's (target ≥ {target}); `exp pass of copy "
+    "read`: the same for the exp pass alone (below the target: the exponentials, not the "
+    "memory, bound any kernel); target torch/jax ≥ {speedup}x."
+)
 
 PLOTS = {
     "throughput.png": "rows per second against B, one panel per function and variant, "
-    "one line per backend",
+    "one line per backend (the logits reductions are in `logits.png`)",
     "ratio.png": "torch eager time / JAX time against B, one panel per function, one line "
     "per variant (> 1: JAX faster; dashed: 5x)",
+    "logits.png": "the logits reductions: ms per call of each backend beside the copy of "
+    "the same bytes and the reference passes, one panel per function and dtype (dotted: "
+    "the targets)",
     "overhead.png": "the overhead report: public call / plain jit per row (dashed: the target)",
 }
 
@@ -203,6 +236,14 @@ HEADLINE_STILL_CONTENDED = (
     "- Caveat: {n} of {chunks} timed chunks still ran while other processes used the cores "
     "after their repeats (cells marked †); their medians are not for quoting (see Caveats)."
 )
+HEADLINE_LOGITS = (
+    "- Logits reductions (`self_certainty`, `token_entropy` at {shape}, float32 and "
+    "bfloat16): JAX **{torch}x** the eager torch twin (target {speedup}x{compiled}); JAX "
+    "reads the logits at **{read}** of a copy's read rate (target {fraction}: held on "
+    "{held} of {rows} rows); one jitted sum(exp) pass alone reads at {exp} of it, and the "
+    "calls take {over}x that pass."
+)
+HEADLINE_LOGITS_COMPILE = "; torch.compile / JAX {span}x"
 HEADLINE_TARGETS = "- Targets: {met} of {total} met{rest}."
 
 README_BEGIN = (
@@ -238,6 +279,8 @@ RUN_COPY = (
     "- Copy bandwidth ({what}): **{gbps} GB/s** into a preallocated buffer{range}, "
     "{alloc} GB/s allocating"
 )
+RUN_COPY_LOGITS = "- Copy of the logits' size ({what}): read rate **{gbps} GB/s**{range}"
+RUN_PEAK_RSS = "- Peak RSS of the worker processes (MiB): {workers}"
 RUN_SHAPES = "- Shapes:"
 
 CAVEAT_DETECTOR = (

@@ -1,6 +1,6 @@
 """One backend per process: ``python -m bench.worker BACKEND`` serves timing commands
 (JSON lines on stdin, answers as JSON lines on stdout), and
-``python -m bench.worker rss BACKEND FN B K N`` measures the peak memory of one call
+``python -m bench.worker rss BACKEND CASE_JSON`` measures the peak memory of one call
 in a fresh process.
 
 Backends: ``jax`` (zero_jax with x64 on, the contract dtypes; every call ends in
@@ -9,7 +9,11 @@ setting, :mod:`bench.limits`), ``torch`` (zero_torch eager), ``torch_compile``
 (``torch.compile`` of the zero_torch functions, default settings) and ``numpy``
 (:mod:`bench.numpy_impl`).  A case sent to ``jax`` with ``"pair_plain": true`` is timed
 side by side with a plain ``jax.jit`` of the same math (:mod:`bench.overhead`,
-:func:`measure_paired`).  Only the public API of the library is used.
+:func:`measure_paired`); a logits case sent with ``"passes": true`` is timed side by side
+with the reference passes over the same logits (:mod:`bench.logits`,
+:func:`measure_side_by_side`).  Inputs are converted to the backend's arrays before
+timing and the NumPy originals dropped (a GiB of logits is held once, not twice).  Only
+the public API of the library is used.
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ from bench import cases as C
 
 BACKENDS = ("jax", "jax_sync", "jax_thp", "torch", "torch_compile", "numpy")
 JAX_BACKENDS = ("jax", "jax_sync", "jax_thp")
+
+#: The buffer this process builds the logits in (:class:`bench.cases.Arena`), and the
+#: destination of the copy of as many bytes (``copy_bandwidth``): both allocated once.
+ARENA, COPY_INTO = C.Arena(), C.Arena()
 
 #: ``jax_sync`` is zero_jax with ``jax_cpu_enable_async_dispatch`` off (each call runs
 #: on the calling thread instead of being handed to a runtime thread).
@@ -88,6 +96,8 @@ class Backend:
         if self.name in JAX_BACKENDS:
             return self.jax.device_put(x)
         if self.name in ("torch", "torch_compile"):
+            if x.dtype.name == "bfloat16":  # ml_dtypes' bfloat16: the same bits, no copy
+                return self.torch.from_numpy(x.view(np.uint16)).view(self.torch.bfloat16)
             return self.torch.from_numpy(x)
         return x
 
@@ -123,15 +133,35 @@ class Backend:
         return lambda: f(*a, **kwargs)
 
 
+def _timed(call: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    call()
+    return max(time.perf_counter() - t0, 1e-7)
+
+
+def _sized(call: Callable[[], Any], target_s: float) -> float:
+    """A warm call, then the time of one steady call that sizes the loops: the warm
+    call's own time when it alone is longer than a loop (a second-long call is not made
+    twice to learn that its loops hold one call), else one more call's."""
+    warm = _timed(call)
+    return warm if warm >= target_s else _timed(call)
+
+
+#: A steady call at least this long (s) is timed in one loop per round, not ``repeats``:
+#: the torch twin on a GiB of logits takes seconds per call, and its ratio to JAX is
+#: read from the rounds' samples.
+SLOW_S = 1.0
+
+
 def measure(call: Callable[[], Any], repeats: int, target_s: float) -> dict[str, Any]:
-    """First call (trace/compile + run), then ``repeats`` timed loops of steady calls."""
+    """First call (trace/compile + run), then ``repeats`` timed loops of steady calls
+    (one loop of one call when a call takes :data:`SLOW_S` or longer)."""
     t0 = time.perf_counter()
     call()
     first = time.perf_counter() - t0
-    call()
-    t0 = time.perf_counter()
-    call()
-    one = max(time.perf_counter() - t0, 1e-7)
+    one = _sized(call, target_s)
+    if one >= SLOW_S:
+        repeats = 1
     inner = max(1, min(200_000, int(target_s / one)))
     samples = []
     faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -148,32 +178,34 @@ def measure(call: Callable[[], Any], repeats: int, target_s: float) -> dict[str,
     return {"first_s": first, "samples_s": samples, "inner": inner, "faults_per_call": faults}
 
 
-def measure_paired(
-    call: Callable[[], Any], plain: Callable[[], Any], repeats: int, target_s: float
-) -> dict[str, Any]:
-    """``call`` and ``plain`` timed side by side: after both first calls, ``repeats``
-    pairs of timed loops of the same length, the order alternating (AB, BA, ...) so
-    that a drift of the machine falls on both; returns ``call``'s measurement with
-    ``plain``'s in ``"plain"`` and the per-pair ratios ``call / plain`` in
-    ``"pair_ratios"``."""
-    out: dict[str, Any] = {}
-    for name, f in (("call", call), ("plain", plain)):
+def measure_side_by_side(
+    calls: dict[str, Callable[[], Any]], repeats: int, target_s: float
+) -> dict[str, dict[str, Any]]:
+    """The ``calls`` timed side by side: each one's first call and a warm one, then
+    ``repeats`` rounds of one timed loop each, all loops of as many calls as fill a loop
+    of the first name's (sized as in :func:`_sized`), the order rotating from round to
+    round (AB, BA, ... for two) so that a drift of the machine falls on all; per name, a
+    measurement as :func:`measure`'s."""
+    names = list(calls)
+    out: dict[str, dict[str, Any]] = {}
+    warm = 0.0
+    for name in names:
         t0 = time.perf_counter()
-        f()
+        calls[name]()
         out[name] = {"first_s": time.perf_counter() - t0}
-        f()
-    t0 = time.perf_counter()
-    call()
-    one = max(time.perf_counter() - t0, 1e-7)
+        t0 = time.perf_counter()
+        calls[name]()
+        warm = warm or time.perf_counter() - t0  # the first name's
+    one = warm if warm >= target_s else _timed(calls[names[0]])
     inner = max(1, min(200_000, int(target_s / one)))
-    samples: dict[str, list[float]] = {"call": [], "plain": []}
-    faults = {"call": 0, "plain": 0}
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    faults = dict.fromkeys(names, 0)
     gc.disable()
     try:
         for i in range(repeats):
-            order = ("call", "plain") if i % 2 == 0 else ("plain", "call")
-            for name in order:
-                f = call if name == "call" else plain
+            shift = i % len(names)
+            for name in names[shift:] + names[:shift]:
+                f = calls[name]
                 f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
                 t0 = time.perf_counter()
                 for _ in range(inner):
@@ -182,15 +214,27 @@ def measure_paired(
                 faults[name] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
     finally:
         gc.enable()
-    for name in samples:
+    for name in names:
         out[name].update(
             samples_s=samples[name],
             inner=inner,
             faults_per_call=faults[name] / (repeats * inner),
         )
+    return out
+
+
+def measure_paired(
+    call: Callable[[], Any], plain: Callable[[], Any], repeats: int, target_s: float
+) -> dict[str, Any]:
+    """``call`` and ``plain`` timed side by side (:func:`measure_side_by_side`): after
+    both first calls, ``repeats`` pairs of timed loops of the same length, the order
+    alternating (AB, BA, ...); returns ``call``'s measurement with ``plain``'s in
+    ``"plain"`` and the per-pair ratios ``call / plain`` in ``"pair_ratios"``."""
+    out = measure_side_by_side({"call": call, "plain": plain}, repeats, target_s)
     result = out["call"]
     result["plain"] = out["plain"]
-    result["pair_ratios"] = [a / b for a, b in zip(samples["call"], samples["plain"], strict=True)]
+    pairs = zip(result["samples_s"], out["plain"]["samples_s"], strict=True)
+    result["pair_ratios"] = [a / b for a, b in pairs]
     return result
 
 
@@ -201,24 +245,52 @@ def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float
         case = C.Case.from_json(spec)
         result: dict[str, Any] = {"key": case.key}
         try:
-            args, kwargs = C.build(case)
-            if spec.get("pair_plain"):
-                args = [backend.convert(x) for x in args]  # one set of buffers for both
+            args, kwargs = C.build(case, ARENA)
+            # one set of buffers for every call (and the plain jit or the passes); the
+            # NumPy originals are dropped where the backend copied them
+            args = [backend.convert(x) for x in args]
             call = backend.call(case, args, kwargs)
             if spec.get("pair_plain"):
                 # 10x the pairs of 1/10 the length: the same time as two backends'
                 # loops, and a median of ratios that a few disturbed loops cannot move
                 plain = backend.plain_call(case, args, kwargs)
                 result.update(measure_paired(call, plain, 10 * repeats, target_s / 10))
+            elif spec.get("passes"):
+                result.update(measure_with_passes(backend, case, call, args, repeats, target_s))
             else:
                 result.update(measure(call, repeats, target_s))
         except Exception as e:  # noqa: BLE001 - reported in the table, the run goes on
             result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
             traceback.print_exc(file=sys.stderr)
         finally:
-            call = args = kwargs = None
+            call = plain = args = kwargs = None
             gc.collect()
         send({"event": "case", "result": result})
+
+
+def measure_with_passes(
+    backend: Backend,
+    case: C.Case,
+    call: Callable[[], Any],
+    args: list[Any],
+    repeats: int,
+    target_s: float,
+) -> dict[str, Any]:
+    """A logits case's public call side by side with the reference passes over the same
+    device buffers (:mod:`bench.logits`); returns the call's measurement with the
+    passes' in ``"passes"`` (name -> measurement)."""
+    if backend.name not in JAX_BACKENDS:
+        raise ValueError(f"no reference passes for backend {backend.name!r}")
+    from bench import logits
+
+    block = backend.jax.block_until_ready
+    calls: dict[str, Callable[[], Any]] = {"call": call}
+    for name, f in logits.passes(case.fn).items():
+        calls[name] = lambda f=f: block(f(*args))
+    out = measure_side_by_side(calls, repeats, target_s)
+    result = out.pop("call")
+    result["passes"] = out
+    return result
 
 
 def dispatch(backend: Backend, repeats: int, target_s: float) -> dict[str, Any]:
@@ -254,15 +326,36 @@ def _jax_dispatch_parts(backend: Backend, repeats: int, target_s: float) -> dict
     }
 
 
-def copy_bandwidth(repeats: int, target_s: float, size: int = C.BIG) -> dict[str, Any]:
+def copy_bandwidth(
+    repeats: int, target_s: float, size: int = C.BIG, logits_bytes: int = 0
+) -> dict[str, Any]:
     """NumPy copy of ``size`` float32 into a preallocated buffer, and an allocating copy;
-    bandwidth counts bytes read + written (2 x the array)."""
+    bandwidth counts bytes read + written (2 x the array).  With ``logits_bytes``, also
+    the copy of that many bytes into a preallocated buffer (``"logits"``: the reference
+    read rate of the logits rows, bytes copied / time; both buffers are kept for the
+    process, :data:`ARENA` and :data:`COPY_INTO`, their pages touched before timing)."""
     src = np.random.default_rng(0).random(size, np.float32)
     dst = np.empty_like(src)
     pre = measure(lambda: np.copyto(dst, src), repeats, target_s)["samples_s"]
     alloc = measure(lambda: src.copy(), repeats, target_s)["samples_s"]
     nbytes = 2 * src.nbytes
-    return {"bytes": nbytes, "prealloc_s": pre, "alloc_s": alloc}
+    out: dict[str, Any] = {"bytes": nbytes, "prealloc_s": pre, "alloc_s": alloc}
+    src = dst = None  # freed before the large copy
+    if logits_bytes:
+        # the arena the logits rows are built in, and a second buffer kept for the copy
+        big = ARENA.empty((logits_bytes // 4,), np.float32)
+        into = COPY_INTO.empty(big.shape, np.float32)
+        out["logits"] = {
+            "bytes": big.nbytes,
+            "prealloc_s": measure(lambda: np.copyto(into, big), repeats, target_s)["samples_s"],
+        }
+        big = into = None
+    return out
+
+
+def status() -> dict[str, Any]:
+    """This process's peak and current resident memory, MiB."""
+    return {"peak_MiB": _status_kib("VmHWM") / 1024, "rss_MiB": _status_kib("VmRSS") / 1024}
 
 
 def serve(name: str) -> None:
@@ -289,8 +382,12 @@ def serve(name: str) -> None:
                 {"event": "dispatch", "result": dispatch(backend, cmd["repeats"], cmd["target_s"])}
             )
         elif kind == "copy":
-            res = copy_bandwidth(cmd["repeats"], cmd["target_s"])
+            res = copy_bandwidth(
+                cmd["repeats"], cmd["target_s"], logits_bytes=cmd.get("logits_bytes", 0)
+            )
             send({"event": "copy", "result": res})
+        elif kind == "status":
+            send({"event": "status", "result": status()})
         else:
             send({"event": "error", "message": f"unknown command {kind!r}"})
 
@@ -315,17 +412,20 @@ def _reset_peak() -> bool:
         return False
 
 
-def rss(name: str, fn: str, b: int, k: int, n: int) -> dict[str, Any]:
-    """Peak resident memory of one steady call of ``fn`` (consensus / solver_rewards),
-    measured as VmHWM after resetting it, minus VmRSS just before the call."""
-    case = C.Case(fn, b, K=k, n=n)
-    args, kwargs = C.build(case)
+def rss(name: str, case: C.Case) -> dict[str, Any]:
+    """Peak resident memory of one steady call of ``case`` (the votes over large
+    alphabets, the logits reductions), measured as VmHWM after resetting it, minus VmRSS
+    just before the call (the inputs, already in the backend's arrays, are not counted)."""
+    fn = case.fn
+    args, kwargs = C.build(case, C.Arena())  # aligned: jax.device_put aliases the logits
+    input_mib = sum(x.nbytes for x in args if isinstance(x, np.ndarray)) / 2**20
     backend = Backend(name)
     if name == "jax":
         jax = backend.jax
         f = backend.function(fn)
         arrays = [backend.convert(x) for x in args if isinstance(x, np.ndarray)]
         rest = [x for x in args if not isinstance(x, np.ndarray)]
+        args = []
         t0 = time.perf_counter()
         compiled = jax.jit(lambda *xs: f(*xs, *rest, **kwargs)).lower(*arrays).compile()
         compile_s = time.perf_counter() - t0
@@ -333,8 +433,9 @@ def rss(name: str, fn: str, b: int, k: int, n: int) -> dict[str, Any]:
         def call():
             return jax.block_until_ready(compiled(*arrays))
     else:
-        small = C.build(C.Case(fn, 8, K=k, n=n))
+        small = C.build(C.BENCHES[fn].dispatch[0])
         backend.call(case, *small)()  # load the kernels
+        args = [backend.convert(x) for x in args]
         call = backend.call(case, args, kwargs)
         compile_s = 0.0
     gc.collect()
@@ -350,28 +451,27 @@ def rss(name: str, fn: str, b: int, k: int, n: int) -> dict[str, Any]:
     second = time.perf_counter() - t0
     return {
         "backend": name,
-        "fn": fn,
-        "B": b,
-        "K": k,
-        "n": n,
+        **case.to_json(),
+        "key": case.key,
+        "variant": case.variant,
         "rss_before_MiB": before / 1024,
         "peak_MiB": peak / 1024,
         "extra_MiB": (peak - before) / 1024 if ok else None,
         "call_s": min(first, second),
         "compile_s": compile_s,
         "peak_reset": ok,
-        "input_MiB": sum(x.nbytes for x in args if isinstance(x, np.ndarray)) / 2**20,
+        "input_MiB": input_mib,
         "python": platform.python_version(),
     }
 
 
 def main(argv: list[str]) -> None:
     if argv and argv[0] == "rss":
-        name, fn, b, k, n = argv[1], argv[2], *map(int, argv[3:6])
+        name, spec = argv[1], json.loads(argv[2])
         try:
-            res = rss(name, fn, b, k, n)
+            res = rss(name, C.Case.from_json(spec))
         except Exception as e:  # noqa: BLE001
-            res = {"backend": name, "fn": fn, "B": b, "K": k, "n": n, "error": repr(e)[:300]}
+            res = {"backend": name, **spec, "error": repr(e)[:300]}
         print(json.dumps(res))
         return
     if len(argv) != 1 or argv[0] not in BACKENDS:

@@ -42,16 +42,39 @@ SMALL = [
     ],
     *[C.Case("pseudo_rewards", 200, K=k) for k in (8, 16)],
     *[C.Case("group_advantages", 200, K=k) for k in (1, 8, 16)],
+    *[C.Case("group_advantages", 200, K=k, kind="rloo") for k in (1, 2, 8)],
     C.Case("hint_delta", 40, T=64),
+    *[
+        C.Case("multi_reward_advantages", 100, K=k, R=r, kind=a)
+        for a in ("sum_then_normalize", "normalize_then_sum")
+        for k, r in ((8, 2), (8, 3), (1, 2))
+    ],
+    *[
+        C.Case(fn, 3, T=t, V=300, kind=d)
+        for fn in C.LOGITS_FUNCTIONS
+        for t in (0, 40)
+        for d in C.LOGITS_DTYPES
+    ],
+    *[C.Case("pass_at_k", 300, K=k) for k in (4, 16, 1024)],
+    *[C.Case("vote_metrics", 300, K=k, n=16) for k in (2, 16)],
+    C.Case("overlong_penalty", 300),
+    *[C.Case("informative_groups", 300, K=k) for k in (1, 8)],
+    C.Case("learnability_reward", 300),
 ]
 
 
 def _check(got, want, name):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
-    if got.dtype.kind == "f":
+    assert got.shape == want.shape, (name, got.shape, want.shape)
+    if got.dtype.name == "bfloat16":  # one rounding of the same float32 value, or the next
+        tol = 2**-7
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=tol)
+    elif got.dtype.kind == "f":
+        # logits: a sum of 300 terms in another order
         tol = 1e-6 if got.dtype == np.float32 else 1e-12
-        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=name)
+        rtol = 4 * tol if "V=" in name else tol
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=tol, err_msg=name)
     else:
         np.testing.assert_array_equal(got, want, err_msg=name)
 
@@ -82,7 +105,25 @@ def test_the_registry_covers_public_functions_with_distinct_cases():
         assert len(keys) == len(set(keys))
         assert {c.fn for c in grid} == set(C.FUNCTIONS)
     # every quick function has a B >= 4,096 row, so that the quick run compares with torch
-    assert {c.fn for c in C.quick_grid() if c.B >= 4096} >= set(C.FUNCTIONS) - {"hint_delta"}
+    # (but hint_delta's and the logits reductions', whose size is in T and V)
+    along_t = {"hint_delta", *C.LOGITS_FUNCTIONS}
+    assert {c.fn for c in C.quick_grid() if c.B >= 4096} >= set(C.FUNCTIONS) - along_t
+    # the functions of issue 19 are all timed, RLOO and both aggregations included
+    new = {"multi_reward_advantages", "self_certainty", "token_entropy", "pass_at_k"}
+    new |= {"vote_metrics", "overlong_penalty", "informative_groups", "learnability_reward"}
+    assert new <= set(C.FUNCTIONS)
+    full = C.full_grid()
+    assert {c.kind for c in full if c.fn == "multi_reward_advantages"} == {
+        "sum_then_normalize",
+        "normalize_then_sum",
+    }
+    assert {c.R for c in full if c.fn == "multi_reward_advantages"} == {2, 3}
+    rloo = [c for c in full if c.fn == "group_advantages" and c.kind == "rloo"]
+    assert {c.B for c in rloo} == {c.B for c in full if c.fn == "group_advantages" and not c.kind}
+    assert C.build(rloo[0])[1] == dict(zero_jax.ADVANTAGE_PRESETS["rloo"]) == C.RLOO
+    # the new functions run at the usual batch sizes (B >= 4,096 rows to compare with torch)
+    for fn in new - set(C.LOGITS_FUNCTIONS):
+        assert {c.B for c in full if c.fn == fn} >= {4096, 65536}, fn
 
 
 def test_grid_specs_multiply_out_and_cases_round_trip():
@@ -99,6 +140,13 @@ def test_grid_specs_multiply_out_and_cases_round_trip():
     for case in C.full_grid():
         assert C.Case.from_json(case.to_json()) == case
     assert C.Case("consensus", 4, K=8, n=1_000_000).variant == "K=8,n=1M"
+    multi = C.Case("multi_reward_advantages", 4, K=8, R=3, kind="normalize_then_sum")
+    assert multi.variant == "normalize_then_sum,K=8,R=3"
+    assert C.Case("self_certainty", 8, T=1024, V=32768, kind="bfloat16").family == (
+        "self_certainty[bfloat16,T=1024,V=32768]"
+    )
+    # results written before a dimension or the kind existed read back as None
+    assert C.Case.from_json({"fn": "consensus", "B": 4, "K": 8, "n": 16}).kind is None
     with pytest.raises(ValueError, match="not a public function"):
         C.register("no_such_reward", full=[], quick=[], dispatch=[], out_bytes=lambda c: 0)
 
@@ -107,8 +155,14 @@ def test_io_bytes_count_inputs_and_outputs():
     case = C.Case("group_advantages", 4096, K=8)
     args, _ = C.build(case)
     assert C.io_bytes(case) == args[0].nbytes + C.output_nbytes(case) == 2 * 4 * 4096 * 8
+    # an input that does not grow with B (weights [R]) counts once
+    multi = C.Case("multi_reward_advantages", 4096, K=8, R=3, kind="sum_then_normalize")
+    assert C.io_bytes(multi) == 4 * 4096 * 8 * 3 + 4 * 3 + C.output_nbytes(multi)
+    big = C.Case("self_certainty", 8, T=1024, V=32768, kind="float32")
+    assert C.io_bytes(big) == 2**30 + 8 * 1024 + 4 * 8  # logits, mask, output
     streaming = C.streaming_families()
     assert "challenger_rewards[dense]" in streaming and "uncertainty_reward" in streaming
+    assert "overlong_penalty" in streaming and "learnability_reward" in streaming
     assert (
         "challenger_rewards[arbitrary]" not in streaming and "consensus[K=8,n=16]" not in streaming
     )
@@ -195,8 +249,24 @@ def test_quick_run_writes_outside_the_repository_and_reports_without_data_as_not
     for block in limits.values():
         for row in block["rows"]:
             assert row["default"]["median_us"] > 0 and row["setting"]["median_us"] > 0
-    for png in ("throughput.png", "ratio.png", "overhead.png"):
+    for png in ("throughput.png", "ratio.png", "logits.png", "overhead.png"):
         assert (out / png).stat().st_size > 0
+    # the logits rows: the reference passes beside the public call, the copy of as many
+    # bytes, peak memory; their targets need the issue's shape, not the quick one
+    copy = result["copy_bandwidth"]["logits"]
+    assert copy["read_GBps"] > 0
+    assert copy["bytes"] == max(C.logits_nbytes(c) for c in C.quick_grid() if C.is_logits(c))
+    logits_rows = [r for r in result["rows"] if r["fn"] in C.LOGITS_FUNCTIONS]
+    assert len(logits_rows) == 4
+    for row in logits_rows:
+        lg = row["logits"]
+        assert set(lg["passes"]) == {"max_pass", "exp_pass", "plain_jit"}
+        assert lg["read_frac_of_copy"] > 0 and lg["jax_over_exp_pass"] > 0
+    assert by["logits_vs_torch"]["status"] == TG.NOT_MEASURED
+    assert by["logits_read_rate"]["status"] == TG.NOT_MEASURED
+    assert {m["fn"] for m in result["rss"] if "error" not in m} >= {"consensus", "self_certainty"}
+    assert set(result["meta"]["peak_rss_MiB"]) >= set(backends.split(","))
+    assert "### Logits reductions against the machine's limits" in (out / "RESULTS.md").read_text()
     doc = (out / "RESULTS.md").read_text()
     assert "(./latest.json)" not in doc and "`./latest.json`" in doc
     assert "| `bandwidth_vs_copy` |" in doc and "quick subset" in doc

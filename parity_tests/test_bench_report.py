@@ -201,3 +201,80 @@ def test_readme_summary_names_every_unmet_target(result):
             assert f"`{t['name']}`" in block, t["name"]
     with pytest.raises(ValueError, match="no bench summary markers"):
         render.update_readme("# no markers\n", "x")
+
+
+def _with_logits(result: dict) -> dict:
+    """``result`` with two synthetic logits rows at the issue's shape and the copy of
+    their bytes (as ``python -m bench`` now writes them)."""
+    from bench import cases as C
+
+    out = copy.deepcopy(result)
+    out["meta"]["peak_rss_MiB"] = {"jax": 1400.0, "numpy": 3100.0}
+    out["copy_bandwidth"]["logits"] = {
+        "bytes": 2**30,
+        "read_GBps": 10.0,
+        "read_GBps_range": [9.0, 11.0],
+        "what": "NumPy copy of 1,024 MiB",
+    }
+    for kind, jax_ms, exp_ms in (("float32", 210.0, 120.0), ("bfloat16", 60.0, 50.0)):
+        case = C.Case("self_certainty", 8, T=1024, V=32768, kind=kind)
+        nbytes = C.logits_nbytes(case)
+        st = {"median_us": jax_ms * 1e3, "p25_us": jax_ms * 1e3, "p75_us": jax_ms * 1e3}
+        st["min_us"] = jax_ms * 1e3
+        torch_st = {k: 10 * v for k, v in st.items()}
+        out["rows"].append(
+            {
+                **case.to_json(),
+                "key": case.key,
+                "variant": case.variant,
+                "family": case.family,
+                "elementwise": False,
+                "bytes": nbytes,
+                "backends": {"jax": st, "torch": torch_st},
+                "speedup_vs_torch": 10.0,
+                "best_speedup_vs_torch": 10.0,
+                "logits": {
+                    "bytes": nbytes,
+                    "copy_read_GBps": 10.0,
+                    "copy_ms": nbytes / 1e7,
+                    "read_GBps": nbytes / jax_ms / 1e6,
+                    "read_frac_of_copy": nbytes / jax_ms / 1e7,
+                    "passes": {"exp_pass": {**st, "median_us": exp_ms * 1e3}},
+                    "exp_pass_read_frac_of_copy": nbytes / exp_ms / 1e7,
+                    "jax_over_exp_pass": jax_ms / exp_ms,
+                },
+            }
+        )
+    return out
+
+
+def test_logits_rows_render_a_table_a_headline_a_plot_and_words(result, tmp_path):
+    from bench import plots
+
+    res = _with_logits(result)
+    text = render.markdown(res)
+    section = text.split("### Logits reductions against the machine's limits", 1)[1]
+    section = section.split("\n### ", 1)[0]
+    assert "10 GB/s copying 1,024 MiB" in section
+    lines = [x for x in section.splitlines() if x.startswith("| ")]
+    head, *body = [[c.strip() for c in x.strip("|").split("|")] for x in lines]
+    assert len(body) == 2
+    f32 = dict(zip(head, body[0], strict=True))
+    assert f32["variant"] == "float32,T=1024,V=32768" and f32["jax ms"] == "210 ±0%"
+    # 1 GiB read in 210 ms against 10 GB/s; 210 ms over the 120 ms exp pass
+    assert f32["of copy read"] == "0.51" and f32["jax / exp pass"] == "1.75x"
+    assert f32["copy ms"] == "107" and f32["torch/jax"] == "10.00x" and f32["numpy ms"] == "-"
+    assert "Logits reductions (`self_certainty`, `token_entropy` at [8, 1,024, 32,768]" in text
+    assert "JAX **10.0x** the eager torch twin (target 3x);" in text  # no torch.compile data
+    assert "at **0.51-0.89** of a copy's read rate (target 0.75: held on 1 of 2 rows)" in text
+    assert "read rate not held (0.51 of the copy's), and not bound by the exponentials" in text
+    assert "read rate held (0.89 of the copy's)" in text
+    assert "Peak RSS of the worker processes (MiB): `jax` 1,400, `numpy` 3,100" in text
+    assert "| `logits_read_rate` |" in text and "| 19 | not met |" in text
+    block = render.readme_block(res, [])
+    assert "Logits reductions" in block and "`logits_read_rate`" in block
+    assert "logits.png" in render.plot_names(res) and "logits.png" not in render.plot_names(result)
+    png = plots.logits(res, tmp_path / "logits.png")
+    assert png.stat().st_size > 0
+    # the logits rows are drawn in logits.png, not against B
+    assert all("logits" not in r for r in plots._along_b(res))

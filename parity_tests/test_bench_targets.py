@@ -179,3 +179,86 @@ def test_bandwidth_and_dispatch():
 def test_rewards_share_of_step(result, status):
     (t,) = step.targets(result)
     assert t["name"] == "rewards_share_of_step" and t["status"] == status
+
+
+def _logits_row(fn, kind, jax_ms, torch_ms, *, exp_ms=None, copy_GBps=10.0, shape=None):
+    shape = shape or (8, 1024, 32768)
+    b, t, v = shape
+    nbytes = b * t * v * (4 if kind == "float32" else 2)
+    family = f"{fn}[{kind},T={t},V={v}]"
+    torch_us = None if torch_ms is None else torch_ms * 1e3
+    row = _row(fn, b, jax_ms * 1e3, torch_us, family=family, T=t, V=v, kind=kind)
+    read = nbytes / (jax_ms * 1e6)
+    lg = {"bytes": nbytes, "copy_read_GBps": copy_GBps, "read_GBps": read}
+    lg["read_frac_of_copy"] = read / copy_GBps
+    lg["passes"] = {}
+    if exp_ms is not None:
+        lg["passes"]["exp_pass"] = {"median_us": exp_ms * 1e3}
+        lg["exp_pass_read_frac_of_copy"] = nbytes / (exp_ms * 1e6) / copy_GBps
+        lg["jax_over_exp_pass"] = jax_ms / exp_ms
+    row["logits"] = lg
+    return row
+
+
+def test_logits_targets_need_the_issue_shape_and_say_which_criterion_held():
+    # 1 GiB of float32 at 10 GB/s copies in 107 ms: 0.75 of its read rate is 143 ms
+    fast = [
+        _logits_row("self_certainty", "float32", 130.0, 500.0, exp_ms=110.0),
+        _logits_row("token_entropy", "bfloat16", 60.0, 400.0, exp_ms=50.0),
+    ]
+    by = _by(_result(fast))
+    assert by["logits_vs_torch"]["status"] == TG.MET
+    assert by["logits_read_rate"]["status"] == TG.MET
+    held = by["logits_read_rate"]["details"]["which held"]
+    assert all(v.startswith("read rate held") for v in held.values())
+    # slower than 3x torch on one row: not met, whatever the read rate
+    slow = [*fast, _logits_row("token_entropy", "float32", 150.0, 400.0, exp_ms=120.0)]
+    t = _by(_result(slow))
+    assert t["logits_vs_torch"]["status"] == TG.NOT_MET
+    assert t["logits_vs_torch"]["details"]["torch / jax (medians)"][slow[-1]["key"]] == 2.667
+    # the read rate decides the target; the exp pass only explains a miss, in words
+    assert t["logits_read_rate"]["status"] == TG.NOT_MET
+    bound = _logits_row("self_certainty", "float32", 210.0, 5000.0, exp_ms=180.0)
+    free = _logits_row("self_certainty", "bfloat16", 200.0, 5000.0, exp_ms=40.0)
+    r = _by(_result([bound, free]))["logits_read_rate"]
+    assert r["status"] == TG.NOT_MET
+    words = r["details"]["which held"]
+    assert words[bound["key"]].startswith("read rate not held (0.51 of the copy's); bound by the")
+    assert "takes 1.17x that pass" in words[bound["key"]]
+    assert "not bound by the exponentials" in words[free["key"]]
+    assert r["details"]["jax / exp pass"] == {bound["key"]: 1.167, free["key"]: 5.0}
+    # the quick grid's small logits: nothing at the issue's shape, not measured
+    small = _logits_row("self_certainty", "float32", 1.0, 10.0, exp_ms=0.5, shape=(8, 64, 4096))
+    q = _by(_result([small]))
+    assert q["logits_vs_torch"]["status"] == q["logits_read_rate"]["status"] == TG.NOT_MEASURED
+    # without the copy of the logits' bytes (or the torch twin) the rows are not measured
+    blind = _logits_row("self_certainty", "float32", 100.0, None)
+    del blind["logits"]["read_frac_of_copy"]
+    b = _by(_result([blind]))
+    assert b["logits_vs_torch"]["status"] == b["logits_read_rate"]["status"] == TG.NOT_MEASURED
+    assert b["logits_read_rate"]["details"]["which held"] == {blind["key"]: "not measured"}
+    # zero_jax failing on a logits row fails both
+    broken = _logits_row("self_certainty", "float32", 100.0, 500.0)
+    broken["backends"]["jax"] = {"error": "MemoryError: x"}
+    f = _by(_result([broken, *fast]))
+    assert f["logits_vs_torch"]["status"] == f["logits_read_rate"]["status"] == TG.NOT_MET
+
+
+def test_jax_ahead_of_torch_covers_the_new_rows_and_the_vote_memory_only_votes():
+    rows = [
+        _row("uncertainty_reward", 4096, 10.0, 60.0),
+        _row("multi_reward_advantages", 65536, 10.0, 9.0, family="multi[normalize_then_sum]"),
+    ]
+    t = _by(_result(rows))["jax_ahead_of_torch"]
+    assert t["status"] == TG.NOT_MET and t["details"]["rows compared"] == 2
+    # the logits rows (B = 8) are the logits target's, not this one's
+    logit = _logits_row("self_certainty", "float32", 100.0, 50.0)
+    assert _by(_result([rows[0], logit]))["jax_ahead_of_torch"]["status"] == TG.MET
+    # peak memory of the logits reductions does not enter the vote's alphabet criterion
+    mem = [
+        {"backend": "jax", "fn": f, "B": 8, "K": None, "n": None, "extra_MiB": x}
+        for f, x in (("self_certainty", 10.0), ("self_certainty", 600.0))
+    ]
+    assert _by(_result([], rss=mem))["vote_independent_of_alphabet"]["criteria"]["memory"] == (
+        TG.NOT_MEASURED
+    )
