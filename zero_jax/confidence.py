@@ -26,9 +26,12 @@ __all__ = ["self_certainty", "token_entropy"]
 def _logsumexp(logits: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(l, logsumexp_v l)`` with ``l`` in the compute dtype (the conversion is fused
     into each pass over the logits; XLA keeps these passes free of logits-sized
-    temporaries only when each reads ``l`` itself, so nothing shifted is shared)."""
-    x = logits.astype(_c.compute_dtype(logits.dtype))
-    top = jnp.max(x, axis=-1, keepdims=True)
+    temporaries only when each reads ``l`` itself, so nothing shifted is shared).
+    The max is taken in the logits' own dtype (exact, and for half precision one
+    conversion fewer: about 20 % of a bfloat16 call, measured at [8, 1024, 32768])."""
+    dtype = _c.compute_dtype(logits.dtype)
+    x = logits.astype(dtype)
+    top = jnp.max(logits, axis=-1, keepdims=True).astype(dtype)
     return x, top[..., 0] + jnp.log(jnp.sum(jnp.exp(x - top), axis=-1))
 
 
