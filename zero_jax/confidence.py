@@ -5,8 +5,12 @@ From *Learning to Reason without External Rewards* (Zhao et al., 2025,
 https://arxiv.org/abs/2505.19590) and *The Unreasonable Effectiveness of Entropy
 Minimization in LLM Reasoning* (Agarwal et al., 2025, https://arxiv.org/abs/2505.15134).
 Both reduce ``[B, T, V]`` logits to one number per response; the kernels read the
-logits in a few fused passes (max, sum of exponentials, one more sum) and never hold a
-logits-sized temporary, with half precision accumulated in float32.
+logits in a few fused passes (max, sum of exponentials, one more sum), with half
+precision accumulated in float32.  Memory: float32 and float64 logits need no temporary
+of their size; for half precision XLA on the CPU fuses the conversion to float32 into
+the passes at many shapes (bfloat16 ``[8, 1024, 32768]``) and at others materialises
+it once (float16, or bfloat16 with a small batch): at most one float32 copy of the
+logits, never a shifted or exponentiated one (``parity_tests/test_logits_memory.py``).
 """
 
 from __future__ import annotations
