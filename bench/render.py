@@ -378,7 +378,7 @@ def _logits_headline(result: dict[str, Any], by: dict[str, dict[str, Any]]) -> l
         return []
     lg = [r.get("logits") or {} for r in rows]
     compiled = _span([r.get("speedup_vs_torch_compile") for r in rows], ".1f")
-    held = sum(1 for x in lg if (x.get("read_frac_of_copy") or 0) >= TG.READ_FRACTION)
+    held = sum(1 for r in rows if TG.read_rate_held(r))
     return [
         T.HEADLINE_LOGITS.format(
             shape="["

@@ -190,6 +190,7 @@ def logits(result: dict[str, Any]) -> list[str]:
         copy=fmt(copy.get("read_GBps")),
         mib=num(round(copy["bytes"] / 2**20)) if copy.get("bytes") else "-",
         target=TG.READ_FRACTION,
+        inverse=f"{1 / TG.READ_FRACTION:.2f}",
         speedup=f"{TG.LOGITS_SPEEDUP:g}",
     )
     return [intro, "", _aligned(lines, right_from=2)]

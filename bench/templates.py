@@ -193,7 +193,8 @@ LOGITS_INTRO = (
     "at the read rate measured in this run ({copy} GB/s copying {mib} MiB); `of copy read`: "
     "the JAX read rate of the logits over the copy's (target ≥ {target}); `exp pass of copy "
     "read`: the same for the exp pass alone (below the target: the exponentials, not the "
-    "memory, bound any kernel); target torch/jax ≥ {speedup}x."
+    "memory, bound any kernel, and the row's target is {target} of the exp pass's rate, "
+    "jax / exp pass ≤ {inverse}); target torch/jax ≥ {speedup}x."
 )
 
 PLOTS = {
@@ -239,9 +240,10 @@ HEADLINE_STILL_CONTENDED = (
 HEADLINE_LOGITS = (
     "- Logits reductions (`self_certainty`, `token_entropy` at {shape}, float32 and "
     "bfloat16): JAX **{torch}x** the eager torch twin (target {speedup}x{compiled}); JAX "
-    "reads the logits at **{read}** of a copy's read rate (target {fraction}: held on "
-    "{held} of {rows} rows); one jitted sum(exp) pass alone reads at {exp} of it, and the "
-    "calls take {over}x that pass."
+    "reads the logits at **{read}** of a copy's read rate; one jitted sum(exp) pass alone "
+    "reads at {exp} of it, and the calls take {over}x that pass (target {fraction} of the "
+    "copy's rate, or of the exp pass's where that pass is below it: held on {held} of "
+    "{rows} rows)."
 )
 HEADLINE_LOGITS_COMPILE = "; torch.compile / JAX {span}x"
 HEADLINE_TARGETS = "- Targets: {met} of {total} met{rest}."
