@@ -101,9 +101,15 @@ def test_each_entry_point_names_its_extra_in_a_bare_install(bare, tmp_path):
         timeout=600,
     )
     assert added.returncode == 0, added.stderr[-3000:]
-    lab = _run([str(bin_ / "zero-lab"), "--lab", "solver", "--plot", png], tmp_path)
+    page = tmp_path / "explain.html"
+    lab = _run([str(bin_ / "zero-lab"), "--lab", "solver", "--plot", png, "--html", str(page)],
+               tmp_path)  # fmt: skip
     assert lab.returncode == 0 and "PASS" in lab.stdout, lab.stderr[-3000:]
     assert Path(png).stat().st_size > 10_000
+    # the explanation page needs nothing beyond [lab], and names no outside resource
+    html = page.read_text(encoding="utf-8")
+    assert "<svg" in html and "Move the controls" in html
+    assert set(re.findall(r"https?://[^\s\"'<>)]+", html)) <= {"http://www.w3.org/2000/svg"}
     assert_names_extras(_run([str(bin_ / "zero-lab"), "--backend", "torch"], tmp_path), "torch")
     selfplay = _run([str(python), "-m", "zero_selfplay", "--help"], tmp_path)
     assert_names_extras(selfplay, "selfplay")
