@@ -66,11 +66,10 @@ def _pass_at_k(correct: jax.Array, k: int) -> jax.Array:
     i = jnp.arange(n, 0, -1).astype(dtype)
     logs = jnp.where(i > k, jnp.log1p(-k / i), -jnp.inf)
     table = jnp.concatenate([jnp.zeros((1,), dtype), -jnp.expm1(jnp.cumsum(logs))])
-    # the lookup as a select over the n + 1 counts, not a gather: a gather of the
-    # replicated table by batch-sharded counts has no output sharding under an
-    # Explicit mesh
-    c = jnp.sum(correct, axis=-1, dtype=jnp.int32)[..., None]
-    return jnp.sum(jnp.where(c == jnp.arange(n + 1), table, 0), axis=-1)
+    # one gather per row; under an Explicit mesh the rows' sharding is the counts'
+    counts = jnp.sum(correct, axis=-1, dtype=jnp.int32)
+    return table.at[counts].get(out_sharding=jax.typeof(counts).sharding,
+                                mode="promise_in_bounds")  # counts lie in [0, n]
 
 
 def vote_metrics(
