@@ -267,7 +267,8 @@ def test_logits_rows_render_a_table_a_headline_a_plot_and_words(result, tmp_path
     assert "Logits reductions (`self_certainty`, `token_entropy` at [8, 1,024, 32,768]" in text
     assert "JAX **10.0x** the eager torch twin (target 3x);" in text  # no torch.compile data
     assert "at **0.51-0.89** of a copy's read rate;" in text
-    assert "(target 0.75 of the copy's rate, or of the exp pass's where that pass is below it: " in text
+    assert ("(target 0.75 of the copy's rate, or of the exp pass's where that pass is below "
+            "it: ") in text
     assert "held on 1 of 2 rows)" in text
     assert "read rate not held (0.51 of the copy's), and not bound by the exponentials" in text
     assert "read rate held (0.89 of the copy's)" in text
