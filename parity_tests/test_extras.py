@@ -85,11 +85,14 @@ def test_each_entry_point_names_its_extra_in_a_bare_install(bare, tmp_path):
     assert_names_extras(_run([str(bin_ / "zero-lab"), "--backend", "torch"], tmp_path), "torch")
     assert_names_extras(_run([str(python), "-m", "zero_selfplay", "--help"], tmp_path), "selfplay")
     for stack in ("trl", "tunix"):
-        script = str(examples / f"{stack}_grpo.py")
-        assert_names_extras(_run([str(python), script], tmp_path), stack)
-        assert_names_extras(_run([str(python), script, "--plot", png], tmp_path), stack, "lab")
+        for script in (str(examples / f"{stack}_grpo.py"),
+                       str(examples / "ttrl" / f"{stack}_ttrl.py")):  # fmt: skip
+            assert_names_extras(_run([str(python), script], tmp_path), stack)
+            assert_names_extras(_run([str(python), script, "--plot", png], tmp_path), stack, "lab")
     # the parser needs no extra: --help works everywhere it can
-    for args in (["zero-lab", "--help"], [str(examples / "trl_grpo.py"), "--help"]):
+    ttrl = str(examples / "ttrl" / "tunix_ttrl.py")
+    helps = (["zero-lab", "--help"], [str(examples / "trl_grpo.py"), "--help"], [ttrl, "--help"])
+    for args in helps:
         cmd = [str(bin_ / args[0]), *args[1:]] if args[0] == "zero-lab" else [str(python), *args]
         shown = _run(cmd, tmp_path)
         assert shown.returncode == 0 and "--plot" in shown.stdout, shown.stderr[-3000:]
