@@ -40,7 +40,6 @@ DESCRIPTION = __doc__.split("\n")[0]
 if __name__ == "__main__":  # the extra (and --help) are checked before the imports below
     tc.require("trl", sys.argv[1:], FROZEN, DESCRIPTION)
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from datasets import Dataset  # noqa: E402
 from transformers import GPT2Config, GPT2LMHeadModel, TrainerCallback  # noqa: E402
@@ -136,44 +135,18 @@ def evaluate(model: GPT2LMHeadModel, cfg: tc.Config, split: tc.Split, seed: int,
     return out
 
 
-def arm_reward(arm: str, cfg: tc.Config, seed: int, rates: list[float] | None) -> Callable:
-    G = cfg.num_generations
-    if arm in ("majority", "no_prior"):
-        return zt.SolverReward(G)
-    if arm == "band":
-        return zt.SolverReward(G, band=True, low=cfg.band_low, high=cfg.band_high)
-    if arm == "truth":
-        return zt.SolverReward(G, labels_column="answer")
-    if arm == "random":
-        if rates is None:
-            raise ValueError("the random arm needs the majority arm's reward rates")
-        return tc.CoinReward(rates, seed)
-    raise ValueError(arm)
-
-
 def train_arm(arm: str, model: GPT2LMHeadModel, cfg: tc.Config, split: tc.Split, seed: int,
               first_eval: dict[str, Any], rates: list[float] | None,
               log: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
     start = time.perf_counter()
     G = cfg.num_generations
-    reward = arm_reward(arm, cfg, seed, rates)
-    diagnostics = zt.VoteDiagnostics(G, truth_column="answer")
-    train: dict[str, list[float]] = {k: [] for k in (
-        "reward_mean", "label_accuracy", "reward_accuracy", "majority_ratio", "band_share",
-        "pass@1")}  # fmt: skip
+    reward = tc.arm_reward(zt.SolverReward, arm, cfg, seed, rates, num_generations=G)
+    train = tc.TrainLog(BACKEND, zt.VoteDiagnostics(G, truth_column="answer"), cfg)
     evals = [first_eval]
 
     def rewards(prompts, completions, answer, **kwargs):
         out = reward(prompts, completions, answer=answer, **kwargs)
-        votes = diagnostics.metrics(prompts, completions, answer=answer)
-        train["reward_mean"].append(float(np.mean(out)))
-        for k in ("label_accuracy", "reward_accuracy", "majority_ratio"):
-            train[k].append(votes["votes/" + k])
-        train["band_share"].append(
-            tc.band_share(BACKEND, completions, G, cfg.band_low, cfg.band_high)
-        )
-        groups = [completions[i : i + G] for i in range(0, len(completions), G)]
-        train["pass@1"].append(tc.answer_metrics(BACKEND, groups, answer[::G], G)["pass@1"])
+        train.record(prompts, completions, answer, out)
         return out
 
     rewards.__name__ = getattr(reward, "__name__", arm)
@@ -182,13 +155,7 @@ def train_arm(arm: str, model: GPT2LMHeadModel, cfg: tc.Config, split: tc.Split,
         def on_step_end(self, args, state, control, **kwargs):
             if state.global_step % cfg.eval_every == 0 or state.global_step == cfg.steps:
                 evals.append(evaluate(kwargs["model"], cfg, split, seed, state.global_step))
-                e = evals[-1]
-                log(f"  seed {seed} {arm:<9} step {state.global_step:4d}  rl pass@1 "
-                    f"{e['rl']['pass@1']:.3f}"
-                    f" maj@8 {e['rl']['maj@8']:.3f} greedy {e['rl']['greedy']:.3f} | held "
-                    f"pass@1 {e['held']['pass@1']:.3f} | label acc "
-                    f"{np.mean(train['label_accuracy'][-cfg.eval_every:]):.3f}  "
-                    f"{time.perf_counter() - start:5.1f}s")  # fmt: skip
+                log(train.eval_line(seed, arm, evals[-1], time.perf_counter() - start))
 
     order = tc.rl_order(seed, cfg.steps, cfg.prompts_per_step, len(split.rl))
     data = Dataset.from_dict({"prompt": [tc.prompt(split.rl[i]) for i in order],
@@ -226,7 +193,8 @@ def train_arm(arm: str, model: GPT2LMHeadModel, cfg: tc.Config, split: tc.Split,
         )
         trainer.remove_callback(PrinterCallback)
         trainer.train()
-    return {"evals": evals, "train": train, "wall_time_s": round(time.perf_counter() - start, 1)}
+    seconds = round(time.perf_counter() - start, 1)
+    return {"evals": evals, "train": train.curves, "wall_time_s": seconds}
 
 
 def run_seed(seed: int, cfg: tc.Config, arms: list[str],

@@ -297,6 +297,57 @@ class CoinReward:
         return (self.rng.random(len(completions)) < rate).astype(float).tolist()
 
 
+def arm_reward(solver_reward: Callable[..., Any], arm: str, cfg: Config, seed: int,
+               rates: Sequence[float] | None, **bound: Any) -> Callable[..., Any]:  # fmt: skip
+    """The reward of ``arm``: the stack's ``SolverReward`` class (``bound`` holds the options
+    the stack does not pass itself, e.g. TRL's ``num_generations``), or the coin."""
+    if arm in ("majority", "no_prior"):
+        return solver_reward(**bound)
+    if arm == "band":
+        return solver_reward(**bound, band=True, low=cfg.band_low, high=cfg.band_high)
+    if arm == "truth":
+        return solver_reward(**bound, labels_column="answer")
+    if arm == "random":
+        if rates is None:
+            raise ValueError("the random arm needs the majority arm's reward rates")
+        return CoinReward(rates, seed)
+    raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
+
+
+TRAIN_KEYS = ("reward_mean", "label_accuracy", "reward_accuracy", "majority_ratio",
+              "band_share", "pass@1")  # fmt: skip
+
+
+class TrainLog:
+    """Each GRPO step's rewards and diagnostics against the hidden truth, by the library:
+    the vote metrics of the stack's ``VoteDiagnostics``, the share of groups inside the
+    band and the step's sampled pass@1."""
+
+    def __init__(self, backend: Any, diagnostics: Any, cfg: Config) -> None:
+        self.backend, self.diagnostics, self.cfg = backend, diagnostics, cfg
+        self.curves: dict[str, list[float]] = {k: [] for k in TRAIN_KEYS}
+
+    def record(self, prompts: Sequence[str], completions: Sequence[str],
+               answers: Sequence[str], rewards: Sequence[float]) -> None:  # fmt: skip
+        G, cfg = self.cfg.num_generations, self.cfg
+        votes = self.diagnostics.metrics(list(prompts), list(completions), answer=list(answers))
+        self.curves["reward_mean"].append(float(np.mean(rewards)))
+        for k in ("label_accuracy", "reward_accuracy", "majority_ratio"):
+            self.curves[k].append(votes["votes/" + k])
+        self.curves["band_share"].append(
+            band_share(self.backend, completions, G, cfg.band_low, cfg.band_high))  # fmt: skip
+        groups = [list(completions[i : i + G]) for i in range(0, len(completions), G)]
+        pass1 = answer_metrics(self.backend, groups, list(answers)[::G], G)["pass@1"]
+        self.curves["pass@1"].append(pass1)
+
+    def eval_line(self, seed: int, arm: str, e: dict[str, Any], seconds: float) -> str:
+        """One evaluation point as the run log prints it."""
+        label = np.mean(self.curves["label_accuracy"][-self.cfg.eval_every :])
+        return (f"  seed {seed} {arm:<9} step {e['step']:4d}  rl pass@1 {e['rl']['pass@1']:.3f}"
+                f" maj@8 {e['rl']['maj@8']:.3f} greedy {e['rl']['greedy']:.3f} | held pass@1 "
+                f"{e['held']['pass@1']:.3f} | label acc {label:.3f}  {seconds:5.1f}s")  # fmt: skip
+
+
 # ------------------------------------------------------------------ configuration
 
 

@@ -261,30 +261,13 @@ def evaluate(model: Policy, cfg: tc.Config, split: tc.Split, seed: int,
     return out
 
 
-def arm_reward(arm: str, cfg: tc.Config, seed: int, rates: list[float] | None) -> Callable:
-    if arm in ("majority", "no_prior"):
-        return zt.SolverReward()  # Tunix passes num_generations
-    if arm == "band":
-        return zt.SolverReward(band=True, low=cfg.band_low, high=cfg.band_high)
-    if arm == "truth":
-        return zt.SolverReward(labels_column="answer")
-    if arm == "random":
-        if rates is None:
-            raise ValueError("the random arm needs the majority arm's reward rates")
-        return tc.CoinReward(rates, seed)
-    raise ValueError(arm)
-
-
 def train_arm(arm: str, model: Policy, cfg: tc.Config, split: tc.Split, seed: int,
               first_eval: dict[str, Any], rates: list[float] | None,
               log: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
     start = time.perf_counter()
     G = cfg.num_generations
-    reward = arm_reward(arm, cfg, seed, rates)
-    diagnostics = zt.VoteDiagnostics(G, truth_column="answer")
-    train: dict[str, list[float]] = {k: [] for k in (
-        "reward_mean", "label_accuracy", "reward_accuracy", "majority_ratio", "band_share",
-        "pass@1")}  # fmt: skip
+    reward = tc.arm_reward(zt.SolverReward, arm, cfg, seed, rates)  # Tunix passes G itself
+    train = tc.TrainLog(BACKEND, zt.VoteDiagnostics(G, truth_column="answer"), cfg)
     evals = [first_eval]
     mesh = jax.make_mesh((1, 1), ("fsdp", "tp"), axis_types=(AxisType.Auto,) * 2)
     reference = build_model(cfg, seed)
@@ -314,16 +297,7 @@ def train_arm(arm: str, model: Policy, cfg: tc.Config, split: tc.Split, seed: in
 
     def metrics(prompts, completions, rewards, advantages, answer, **kwargs):
         """Called by GRPOLearner after each rollout: the step's diagnostics, by zero_jax."""
-        completions = list(completions)
-        votes = diagnostics.metrics(list(prompts), completions, answer=list(answer))
-        train["reward_mean"].append(float(np.mean(rewards)))
-        for k in ("label_accuracy", "reward_accuracy", "majority_ratio"):
-            train[k].append(votes["votes/" + k])
-        train["band_share"].append(
-            tc.band_share(BACKEND, completions, G, cfg.band_low, cfg.band_high)
-        )
-        groups = [completions[i : i + G] for i in range(0, len(completions), G)]
-        train["pass@1"].append(tc.answer_metrics(BACKEND, groups, list(answer)[::G], G)["pass@1"])
+        train.record(prompts, completions, answer, rewards)
         return {}
 
     def batches() -> Iterator[dict[str, np.ndarray]]:
@@ -344,12 +318,7 @@ def train_arm(arm: str, model: Policy, cfg: tc.Config, split: tc.Split, seed: in
                 f"evaluation at step {step} after {cluster.actor_trainer.train_steps} updates"
             )
         evals.append(evaluate(actor, cfg, split, seed, step))
-        e = evals[-1]
-        log(f"  seed {seed} {arm:<9} step {step:4d}  rl pass@1 {e['rl']['pass@1']:.3f} maj@8 "
-            f"{e['rl']['maj@8']:.3f} greedy {e['rl']['greedy']:.3f} | held pass@1 "
-            f"{e['held']['pass@1']:.3f} | label acc "
-            f"{np.mean(train['label_accuracy'][-cfg.eval_every:]):.3f}  "
-            f"{time.perf_counter() - start:5.1f}s")  # fmt: skip
+        log(train.eval_line(seed, arm, evals[-1], time.perf_counter() - start))
 
     learner = grpo_lib.GRPOLearner(
         rl_cluster=cluster,
@@ -365,7 +334,8 @@ def train_arm(arm: str, model: Policy, cfg: tc.Config, split: tc.Split, seed: in
     )
     learner.train(batches())
     record(cfg.steps)
-    return {"evals": evals, "train": train, "wall_time_s": round(time.perf_counter() - start, 1)}
+    seconds = round(time.perf_counter() - start, 1)
+    return {"evals": evals, "train": train.curves, "wall_time_s": seconds}
 
 
 def run_seed(seed: int, cfg: tc.Config, arms: list[str],
