@@ -13,7 +13,8 @@ Every public function does three things, like its torch twin:
    the arrays' kinds, ranks and shapes (known then, under ``vmap`` and inside a user's
    ``jit`` too); then the math runs.  The math calls :func:`invalid` for the
    contract's data rules and :func:`poison` s the output rows they touch (NaN or -1),
-   so invalid data is never a plausible number; under :func:`checked` the same rules
+   so invalid data is never a plausible number (a kernel whose math already fails on
+   every invalid entry reads the poison from it); under :func:`checked` the same rules
    raise ``ValueError`` with the torch twin's message.
 
 Nothing here holds a JAX value between calls: the only caches are JAX's own jit

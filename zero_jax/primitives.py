@@ -208,19 +208,48 @@ def _vote_kernel(answers: jax.Array, num_answers: int, method: str) -> tuple[jax
     return _c.poison(labels, rows), _c.poison(top, rows)
 
 
+def dense_counts(ids: jax.Array, num_clusters: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(ok, slot, counts)`` of dense ids: ``ok`` where an id lies in
+    ``[0, num_clusters)``, its ``slot`` (uint32; ``num_clusters``, a spare slot, for the
+    others) and the ``num_clusters + 1`` slot counts (the spare one counts the invalid
+    ids).  Every slot is in bounds, so lookups ``table.at[slot]`` need no bounds or
+    negative-index handling.  ``ids`` must be replicated (see :func:`_gather`)."""
+    ok = _c.in_range(ids, num_clusters)
+    slot = jnp.where(ok, ids, num_clusters).astype(jnp.uint32)
+    counts = jnp.zeros((num_clusters + 1,), jnp.int32).at[slot].add(1, mode="promise_in_bounds")
+    return ok, slot, counts
+
+
 def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
     """The counting kernel behind :func:`cluster_sizes` (no validation, traceable)."""
     ids, sharding = _gather(ids)
     if num_clusters is not None:
         # ids outside [0, num_clusters) are counted nowhere (and get size 0)
-        idx = jnp.where(_c.in_range(ids, num_clusters), ids.astype(jnp.int32), num_clusters)
-        counts = jnp.zeros((num_clusters,), jnp.int32).at[idx].add(1, mode="drop")
-        out = counts.at[idx].get(mode="fill", fill_value=0)
+        ok, slot, counts = dense_counts(ids, num_clusters)
+        out = jnp.where(ok, counts.at[slot].get(mode="promise_in_bounds"), 0)
     elif ids.shape[-1] <= _PAIRWISE_MAX:
         out = jnp.sum(ids_equal(ids[:, None], ids[None, :]), axis=-1, dtype=jnp.int32)
     else:
         out = _hashed_sizes(ids)
     return out if sharding is None else reshard(out, sharding)
+
+
+def cluster_shares(
+    ids: jax.Array, num_clusters: int | None, dtype: Any
+) -> tuple[jax.Array, jax.Array]:
+    """``(known, share)``: where an id is valid, and ``|C_i| / B`` in ``dtype``, correctly
+    rounded (0 where the id is invalid).  Dense ids are one bincount and a lookup per
+    entry, with every slot in bounds (see :func:`dense_counts`)."""
+    batch = ids.shape[-1]
+    if num_clusters is None:
+        size = sizes(ids)
+        return size > 0, exact_div(size.astype(dtype), batch)  # every id counts itself
+    ids, sharding = _gather(ids)
+    known, slot, counts = dense_counts(ids, num_clusters)
+    share = exact_div(counts.astype(dtype), batch).at[slot].get(mode="promise_in_bounds")
+    if sharding is None:
+        return known, share
+    return reshard(known, sharding), reshard(share, sharding)
 
 
 def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
