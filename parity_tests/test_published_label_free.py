@@ -630,3 +630,31 @@ def test_learnability_equals_azr_one_minus(twin):
     s32 = s.astype(np.float32)
     got32 = run(twin, "learnability_reward", s32)
     assert got32.tolist() == [float(np.float32(azr_learnability(float(x)))) for x in s32]
+
+
+@pytest.mark.parametrize("dtype, spread", [(np.float32, 100.0), (np.float64, 800.0)])
+def test_self_certainty_both_routes_of_the_jax_kernel(dtype, spread):
+    """zero_jax shifts float32 / float64 logits by each token's first logit and falls back
+    to the max shift when a token's sum of exponentials overflows (a logit more than
+    ~88 above its first in float32, ~709 in float64).  Both routes equal Intuitor's code,
+    eagerly and under vmap.  The route is one per call: a masked-out non-finite token
+    sends the call to the max shift, which changes the rows by rounding only."""
+    import jax
+
+    logits, mask = _logits(0, dtype)
+    logits = np.clip(logits, -60, 60).astype(dtype)  # every token on the shifted route
+    far = logits.copy()
+    far[2, 3, 7] = far[2, 3, 0] + spread  # one token overflows the first-logit shift
+    for x in (logits, far):
+        want = intuitor_self_certainty(torch.tensor(x.astype(np.float64)), torch.tensor(mask))
+        got = np.asarray(zero_jax.self_certainty(x, mask))
+        tol = 1e-12 if dtype == np.float64 else 1e-5
+        np.testing.assert_allclose(got, want.numpy(), rtol=tol, atol=tol * np.abs(x).max())
+        rows = np.asarray(jax.vmap(zero_jax.self_certainty)(x[:, None], mask[:, None]))[:, 0]
+        np.testing.assert_allclose(rows, got, rtol=tol, atol=tol * np.abs(x).max())
+    hidden = logits.copy()
+    masked = np.argwhere(~mask[1:])[0] + (1, 0)  # a masked token of a row with kept ones
+    hidden[masked[0], masked[1], 5] = np.inf
+    np.testing.assert_allclose(np.asarray(zero_jax.self_certainty(hidden, mask)),
+                               np.asarray(zero_jax.self_certainty(logits, mask)),
+                               rtol=1e-12 if dtype == np.float64 else 1e-6)
