@@ -212,12 +212,13 @@ def dense_counts(ids: jax.Array, num_clusters: int) -> tuple[jax.Array, jax.Arra
     """``(ok, slot, counts)`` of dense ids: ``ok`` where an id lies in
     ``[0, num_clusters)``, its ``slot`` (uint32; ``num_clusters``, a spare slot, for the
     others) and the ``num_clusters + 1`` slot counts (the spare one counts the invalid
-    ids).  Every slot is in bounds, so lookups ``table.at[slot]`` need no bounds or
-    negative-index handling.  ``ids`` must be replicated (see :func:`_gather`)."""
-    ok = _c.in_range(ids, num_clusters)
-    slot = jnp.where(ok, ids, num_clusters).astype(jnp.uint32)
+    ids).  A negative id is a large unsigned one, so one ``minimum`` both clamps the
+    invalid ids into the spare slot and tells them apart; every slot is in bounds, so
+    lookups ``table.at[slot]`` need no bounds or negative-index handling.  ``ids`` must
+    be replicated (see :func:`_gather`)."""
+    slot = jnp.minimum(_as_unsigned(ids), num_clusters).astype(jnp.uint32)
     counts = jnp.zeros((num_clusters + 1,), jnp.int32).at[slot].add(1, mode="promise_in_bounds")
-    return ok, slot, counts
+    return slot < num_clusters, slot, counts
 
 
 def sizes(ids: jax.Array, num_clusters: int | None = None) -> jax.Array:
