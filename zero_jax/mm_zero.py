@@ -61,14 +61,18 @@ def coder_rewards(
 def _coder(
     executed: jax.Array, easy: jax.Array, c: jax.Array, syntax_error: jax.Array
 ) -> jax.Array:
-    bad = _c.invalid("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
+    _c.invalid("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
     out = jnp.result_type(easy, c)
     dtype = _c.compute_dtype(out)
     easy, c = easy.astype(dtype), c.astype(dtype)
-    success = 1 + easy + jnp.minimum(c, 1 - c)
-    reward = jnp.where(executed, success, -0.1) - 0.05 * syntax_error.astype(dtype)
-    rows = _c.either(bad, "easy_accuracy", "consistency")
-    return lax.stop_gradient(_c.poison(reward, rows).astype(out))
+    hedge = jnp.minimum(c, 1 - c)
+    success = 1 + easy + hedge
+    # the data rules read from the math (see _checks): min(x, 1 - x) >= 0 exactly when x
+    # lies in [0, 1] (NaN propagates), and an unexecuted render's scores are not read
+    valid = (hedge >= 0) & (jnp.minimum(easy, 1 - easy) >= 0)
+    reward = jnp.where(executed, jnp.where(valid, success, jnp.nan), -0.1)
+    reward = jnp.where(syntax_error, reward - 0.05, reward)
+    return lax.stop_gradient(reward.astype(out))
 
 
 def solver_rewards(
