@@ -79,9 +79,10 @@ def advantages_of(
     eps: float | jax.Array,
     singleton: str,
     baseline: str,
-) -> jax.Array:
-    """The advantages of validated float rewards ``r`` ``[..., G, N]`` kept where ``m``
-    (no poison; "batch" is the last two axes), shared by both public functions."""
+) -> tuple[jax.Array, jax.Array]:
+    """The advantages of float rewards ``r`` ``[..., G, N]`` kept where ``m`` ("batch"
+    is the last two axes), shared by both public functions, and whether each group
+    has a non-finite kept reward (``[..., G, 1]``, unpoisoned advantages otherwise)."""
     ddof = min(ddof, r.shape[-1] * r.shape[-2])  # a larger ddof changes no result
     n, mean, std = _moments(r, m, ddof)
     single = n == 1
@@ -99,11 +100,14 @@ def advantages_of(
     hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
     lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
     zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
+    # a kept NaN or +-inf reaches the max or the min (an empty group's are -inf / inf):
+    # the data rule read from them, without another pass over the rewards
+    nonfinite = ~((hi < jnp.inf) & (lo > -jnp.inf))
     if scale == "group":
         zero = zero | (n <= ddof)
     if singleton == "raw":
         zero = zero & ~single
-    return jnp.where(m & ~zero, adv, 0)
+    return jnp.where(m & ~zero, adv, 0), nonfinite
 
 
 def group_advantages(
@@ -184,11 +188,10 @@ def _advantages(
     m = jnp.ones(rewards.shape, bool) if mask is None else mask
     bad = _c.invalid("group_advantages", rewards=rewards, mask=m, eps=eps)
     r = lax.stop_gradient(rewards).astype(_c.compute_dtype(rewards.dtype))
-    adv = advantages_of(r, m, scale, ddof, eps, singleton, baseline)
-    rows = jnp.any(bad["rewards"], axis=-1, keepdims=True) | bad["eps"]
+    adv, rows = advantages_of(r, m, scale, ddof, eps, singleton, baseline)
     if scale == "batch":
         rows = jnp.any(rows)
-    return lax.stop_gradient(_c.poison(adv, rows).astype(rewards.dtype))
+    return lax.stop_gradient(_c.poison(adv, rows | bad["eps"]).astype(rewards.dtype))
 
 
 def multi_reward_advantages(
@@ -268,12 +271,12 @@ def _multi(
     kept = jnp.any(m, axis=-1)
     options = (scale, ddof, eps, singleton, baseline)
     if aggregation == "sum_then_normalize":
-        adv = advantages_of(jnp.sum(jnp.where(m, r * w, 0), axis=-1), kept, *options)
+        adv, _ = advantages_of(jnp.sum(jnp.where(m, r * w, 0), axis=-1), kept, *options)
         rows = jnp.any(bad["rewards"], axis=(-2, -1))[..., None]
         if scale == "batch":
             rows = jnp.any(rows)
     else:  # each reward's advantages ([R, G, N]), weighted, then standardised over the batch
-        per = advantages_of(jnp.moveaxis(r, -1, 0), jnp.moveaxis(m, -1, 0), *options)
+        per, _ = advantages_of(jnp.moveaxis(r, -1, 0), jnp.moveaxis(m, -1, 0), *options)
         total = jnp.sum(per * w[:, None, None], axis=0)
         everything = (-2, -1)
         n, mean, std = _moments(total, kept, min(ddof, kept.size), axis=everything)
