@@ -120,6 +120,10 @@ def _run_lines(result: dict[str, Any]) -> list[str]:
             mem=num(m.get("mem_GiB")),
             platform=m.get("platform", "?"),
             thp=m.get("transparent_hugepage", "?"),
+            poll=(
+                "" if m.get("guest_halt_poll_ns") is None
+                else T.RUN_POLL.format(ns=m["guest_halt_poll_ns"])
+            ),
         ),
         T.RUN_VERSIONS.format(python=m.get("python", "?"), versions=_versions(meta)),
     ]

@@ -274,7 +274,14 @@ RUN_LOOPS = (
     "- {rounds} rounds of {repeats} timed loops of about {ms} ms per case and backend; "
     "backends {backends}; JAX x64 {x64}"
 )
-RUN_MACHINE = "- Machine: {cpus} × {cpu}, {mem} GiB, `{platform}`, transparent huge pages `{thp}`"
+RUN_MACHINE = (
+    "- Machine: {cpus} × {cpu}, {mem} GiB, `{platform}`, transparent huge pages `{thp}`{poll}"
+)
+RUN_POLL = (
+    "; guest halt polling {ns:,} ns (`/sys/module/haltpoll/parameters/guest_halt_poll_ns`:"
+    " at 0 an idle vCPU halts at once, so every cross-thread wake-up exits to the host,"
+    " as JAX's hand-off to its runtime thread does; see the async-dispatch limit)"
+)
 RUN_VERSIONS = "- Python {python}; {versions}"
 RUN_LOAD = "- Load average (1, 5, 15 min) at the start {start}, at the end {end}"
 RUN_COPY = (
