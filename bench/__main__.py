@@ -145,9 +145,7 @@ def machine_info() -> dict[str, Any]:
         thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
         if thp.exists():
             info["transparent_hugepage"] = thp.read_text().strip()
-        # A guest that halts an idle vCPU at once (0 ns of polling) pays an exit to the
-        # host on every cross-thread wake-up: what JAX's hand-off to its runtime
-        # thread and XLA's split of a fusion across threads cost here.
+        # the VM guest's halt polling (templates.RUN_POLL says what 0 means)
         poll = Path("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
         if poll.exists():
             info["guest_halt_poll_ns"] = int(poll.read_text().strip())

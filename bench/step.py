@@ -207,13 +207,17 @@ class Runner:
         # the update alone: advantages already on the device
         self.adv_dev = jax.device_put(self.f["rewards_numpy"](self.answers))
 
+    def _rewards_only(self) -> None:
+        """(a)'s rewards jitted alone: device_put of the ids, the call, block_until_ready."""
+        self.jax.block_until_ready(self.f["rewards_only"](self.jax.device_put(self.answers)))
+
     def _warm_rewards(self) -> float:
-        """The median of ``WARM_CALLS`` more calls of the jitted rewards alone, back to
-        back right after the timed one (the same work, with the runtime's threads awake)."""
-        jax, times = self.jax, []
+        """The median of ``WARM_CALLS`` more calls of :meth:`_rewards_only`, back to back
+        right after the timed one."""
+        times = []
         for _ in range(WARM_CALLS):
             t0 = time.perf_counter()
-            jax.block_until_ready(self.f["rewards_only"](jax.device_put(self.answers)))
+            self._rewards_only()
             times.append(time.perf_counter() - t0)
         return float(np.median(times))
 
@@ -234,7 +238,7 @@ class Runner:
             self.state[name] = (w, s)
             return time.perf_counter() - t0, None
         if name == "rewards_only":
-            jax.block_until_ready(self.f["rewards_only"](jax.device_put(self.answers)))
+            self._rewards_only()
             t = time.perf_counter() - t0
             self.warm.append(self._warm_rewards())
             return t, t

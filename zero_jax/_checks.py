@@ -363,15 +363,6 @@ def invalid(contract: Contract | str, **named: Any) -> dict[str, jax.Array]:
     return bad
 
 
-def either(bad: dict[str, jax.Array], *names: str) -> jax.Array | bool:
-    """True where any of the named rules (those that apply to this call) fails."""
-    out: jax.Array | bool = False
-    for name in names:
-        if name in bad:
-            out = out | bad[name]
-    return out
-
-
 def hyper_rules(bad: dict[str, jax.Array]) -> jax.Array | bool:
     """True when a real hyper-parameter or a constraint between them fails."""
     out: jax.Array | bool = False
