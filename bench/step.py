@@ -7,15 +7,20 @@ tokens, Adam from optax), with the rewards (consensus, pseudo-rewards, the band 
 advantages) computed
 
   (a) inside the one ``jax.jit`` of rewards + loss + grad + optax update, by ``zero_jax``;
-  (b) on the host by the torch twin ``zero_torch``, then ``jax.device_put`` of the
-      advantages before the jitted update of the same policy;
-  (c) on the host by NumPy (``bench.numpy_impl``), then transferred, as Tunix and TRL do.
+  (b) on the host by the torch twin ``zero_torch``, the advantages then handed to the
+      jitted update of the same policy;
+  (c) on the host by NumPy (``bench.numpy_impl``), then handed over, as Tunix and TRL do.
+
+Host arrays (the ids from text parsing, the host advantages) are passed to the jitted
+calls as NumPy arrays, as a training loop does: the jitted call moves them to the device
+on its C++ path.  (Through ``jax.device_put`` first, 2 KB took 100 µs, or 400-600 µs as
+the first call after a step, on this 2-core VM: more than the rewards themselves.)
 
 The variants run interleaved in one process (rotating order), each from the same
 initial policy; every timed step ends in ``block_until_ready``.  A step during which
 other processes used the cores (``bench.contention``) is repeated (bounded) and the
 JSON records every step's contention.  Also timed, interleaved: the update alone
-(advantages already on the device) and the jitted rewards alone (variant a's share).
+(on host advantages) and the jitted rewards alone (variant a's share).
 
   python -m bench.step              # about two minutes on 2 cores
   python -m bench.step --quick      # a tiny configuration (tests, CI)
@@ -50,8 +55,8 @@ WARM_CALLS = 20
 
 LABELS = {
     "jax_in_step": "(a) zero_jax inside the jitted update",
-    "torch_host": "(b) zero_torch on the host, then device_put",
-    "numpy_host": "(c) NumPy on the host, then device_put",
+    "torch_host": "(b) zero_torch on the host, then the jitted update",
+    "numpy_host": "(c) NumPy on the host, then the jitted update",
 }
 
 
@@ -204,12 +209,12 @@ class Runner:
         for name in (*LABELS, "update_only"):
             w = jax.device_put(w0)
             self.state[name] = (w, self.f["opt"].init(w))
-        # the update alone: advantages already on the device
-        self.adv_dev = jax.device_put(self.f["rewards_numpy"](self.answers))
+        # the update alone: the advantages given, on the host as in (b) and (c)
+        self.adv_host = self.f["rewards_numpy"](self.answers)
 
     def _rewards_only(self) -> None:
-        """(a)'s rewards jitted alone: device_put of the ids, the call, block_until_ready."""
-        self.jax.block_until_ready(self.f["rewards_only"](self.jax.device_put(self.answers)))
+        """(a)'s rewards jitted alone: the call on the host ids, block_until_ready."""
+        self.jax.block_until_ready(self.f["rewards_only"](self.answers))
 
     def _warm_rewards(self) -> float:
         """The median of ``WARM_CALLS`` more calls of :meth:`_rewards_only`, back to back
@@ -232,8 +237,9 @@ class Runner:
         t0 = time.perf_counter()
         if name == "jax_in_step":
             w, s = self.state[name]
-            a = jax.device_put(self.answers)
-            w, s, loss = self.f["step_in_jit"](w, s, a, self.hidden, self.tokens, self.mask)
+            w, s, loss = self.f["step_in_jit"](
+                w, s, self.answers, self.hidden, self.tokens, self.mask
+            )
             jax.block_until_ready((w, s, loss))
             self.state[name] = (w, s)
             return time.perf_counter() - t0, None
@@ -243,10 +249,10 @@ class Runner:
             self.warm.append(self._warm_rewards())
             return t, t
         if name == "update_only":
-            self._update(name, self.adv_dev)
+            self._update(name, self.adv_host)
             return time.perf_counter() - t0, None
         host = self.f["rewards_torch"] if name == "torch_host" else self.f["rewards_numpy"]
-        adv = jax.device_put(host(self.answers))
+        adv = host(self.answers)
         t1 = time.perf_counter()
         self._update(name, adv)
         return time.perf_counter() - t0, t1 - t0
@@ -320,10 +326,12 @@ def measure(cfg: Config, data: dict[str, np.ndarray], log=print) -> dict[str, An
     a = variants["jax_in_step"]["step_us"]["median_us"]
     warm = _stats(runner.warm)
     notes = [
-        "Rewards µs: for (a) the same rewards jitted alone (device_put of the ids, the call, "
-        "block_until_ready), an upper bound on their cost inside the fused step; for (b) and "
-        "(c) the host computation plus `jax.device_put` of the advantages, timed inside "
-        "each step.",
+        "Rewards µs: for (a) the same rewards jitted alone (the call on the host ids, which "
+        "moves them to the device, and block_until_ready), an upper bound on their cost "
+        "inside the fused step; for (b) and (c) the host computation, timed inside each "
+        "step. Every variant hands its host arrays (ids or advantages, 2 KB) to its jitted "
+        "call as NumPy arrays; `jax.device_put` first would add about 100 µs here, 400-600 "
+        "µs as the first call after a step.",
         "(a)'s rewards jitted alone are timed once right after a step (the table and the "
         f"target) and then {WARM_CALLS} times back to back: {_fmt(warm['median_us'])} µs "
         f"(median of the per-run medians), {100 * warm['median_us'] / a:.3f} % of (a)'s "
@@ -580,7 +588,7 @@ def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
     upd = result.get("update_only_us")
     if upd:
         out.append(
-            f"| update alone (advantages given, on the device) | {_fmt(upd['median_us'] / 1e3)} "
+            f"| update alone (advantages given, on the host) | {_fmt(upd['median_us'] / 1e3)} "
             "| - | - | " + (f"{upd['median_us'] / base:.3f}x" if base else "-") + " |"
         )
     out += ["", *[f"- {note}" for note in result.get("notes", [])]]
