@@ -96,6 +96,57 @@ def test_challenger_dense_ids(b, dtype, seed, n):
     same(zero_jax.challenger_rewards(p, c, v), zero_torch.challenger_rewards(T(p), T(c), T(v)))
 
 
+def sizes_agree(c, expected):
+    """Cluster sizes equal in both twins and to ``expected`` (int32 in JAX, int64 in
+    torch, as the contract says)."""
+    np.testing.assert_array_equal(np.asarray(zero_jax.cluster_sizes(c)), expected)
+    np.testing.assert_array_equal(zero_torch.cluster_sizes(T(c)).numpy(), expected)
+
+
+@settings(max_examples=30)
+@given(b=st.sampled_from([129, 200, 256, 257, 1000]), seed=SEED)
+def test_cluster_sizes_of_arbitrary_ids_above_the_pairwise_size(b, seed):
+    """Past 128 ids the JAX sizes come from hashing rounds; exact whatever the ids."""
+    rng = np.random.default_rng(seed)
+    c = cluster_ids(rng, b).astype(np.int64)
+    _, inverse, counts = np.unique(c, return_inverse=True, return_counts=True)
+    sizes_agree(c, counts[inverse])
+    p = unit_scores(rng, b, np.float64)
+    v = rng.random(b) < 0.7
+    expected = oracle.challenger(p, c, v)
+    j = zero_jax.challenger_rewards(p, c, v)
+    same(j, zero_torch.challenger_rewards(T(p), T(c), T(v)), expected)
+
+
+def _murmur_slot(ids: np.ndarray, bits: int) -> np.ndarray:
+    """Round one's slot of each id (murmur3's 64-bit finaliser with seed 0, top bits)."""
+    x = ids.view(np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(33))) * np.uint64(0xFF51AFD7ED558CCD)
+        x = (x ^ (x >> np.uint64(33))) * np.uint64(0xC4CEB9FE1A85EC53)
+        x = x ^ (x >> np.uint64(33))
+    return (x >> np.uint64(64 - bits)).astype(np.int64)
+
+
+@pytest.mark.parametrize("distinct", [2, 60, 300])
+def test_cluster_sizes_when_every_id_shares_one_slot_in_round_one(distinct):
+    """Ids chosen so that all of them hash to one slot in the first round, for any
+    table of up to 2^12 slots (the kernel uses 4 per id, 4,096 here): only one id can
+    settle there, and the later rounds must still give every id its exact size."""
+    b = 600
+    bits = 12
+    rng = np.random.default_rng(distinct)
+    found: list[np.ndarray] = []
+    while sum(len(f) for f in found) < distinct:
+        cand = rng.integers(-(2**63), 2**63 - 1, size=1 << 16, dtype=np.int64)
+        found.append(cand[_murmur_slot(cand, bits) == 7])
+    pool = np.concatenate(found)[:distinct]
+    c = rng.choice(pool, size=b)
+    assert len(np.unique(_murmur_slot(c, bits))) == 1
+    _, inverse, counts = np.unique(c, return_inverse=True, return_counts=True)
+    sizes_agree(c, counts[inverse])
+
+
 @given(b=BATCH, k=GROUP, n=ALPHABET, seed=SEED)
 def test_consensus_and_pseudo_rewards(b, k, n, seed):
     rng = np.random.default_rng(seed)
