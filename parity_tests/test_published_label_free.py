@@ -634,18 +634,21 @@ def test_learnability_equals_azr_one_minus(twin):
 
 @pytest.mark.parametrize("dtype, spread", [(np.float32, 100.0), (np.float64, 800.0)])
 def test_self_certainty_both_routes_of_the_jax_kernel(dtype, spread):
-    """zero_jax shifts float32 / float64 logits by each token's first logit and falls back
-    to the max shift when a token's sum of exponentials overflows (a logit more than
-    ~88 above its first in float32, ~709 in float64).  Both routes equal Intuitor's code,
-    eagerly and under vmap.  The route is one per call: a masked-out non-finite token
-    sends the call to the max shift, which changes the rows by rounding only."""
+    """zero_jax sums float32 / float64 exponentials unshifted and falls back to the max
+    shift when a kept token's sum overflows (a logit above ~88 in float32, ~709 in
+    float64) or falls below 1e-20 (all of its logits far below 0).  Both routes equal
+    Intuitor's code, eagerly and under vmap.  The route is one per call, and masked-out
+    tokens do not decide it: a masked non-finite token leaves the rows as they were."""
     import jax
 
     logits, mask = _logits(0, dtype)
-    logits = np.clip(logits, -60, 60).astype(dtype)  # every token on the shifted route
+    logits = np.clip(logits, -40, 60).astype(dtype)  # every token on the unshifted route
     far = logits.copy()
-    far[2, 3, 7] = far[2, 3, 0] + spread  # one token overflows the first-logit shift
-    for x in (logits, far):
+    far[2, 3, 7] = far[2, 3, 0] + spread  # one kept token's sum overflows
+    low = logits.copy()
+    low[2, 3] -= 300  # one kept token's sum underflows (0 in float32, ~1e-110 in float64)
+    assert mask[2, 3]
+    for x in (logits, far, low):
         want = intuitor_self_certainty(torch.tensor(x.astype(np.float64)), torch.tensor(mask))
         got = np.asarray(zero_jax.self_certainty(x, mask))
         tol = 1e-12 if dtype == np.float64 else 1e-5
