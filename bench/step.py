@@ -383,7 +383,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.0))
     y = np.arange(len(names))
     ax1.barh(y, step, xerr=[lo, hi], color=["C0", "C3", "C2"][: len(names)], capsize=4)
-    ax1.barh(y, rw / 1e3, color="k", alpha=0.35, label="rewards (+ transfer)")
+    ax1.barh(y, rw / 1e3, color="k", alpha=0.35, label="rewards")
     upd = result.get("update_only_us")
     if upd:
         ax1.axvline(upd["median_us"] / 1e3, color="k", ls="--", lw=1, label="update alone")
@@ -398,7 +398,7 @@ def plot(result: dict[str, Any], path: Path) -> Path:
     ax2.set_yticks(y, [""] * len(names))
     ax2.invert_yaxis()
     ax2.set_xscale("log")
-    ax2.set_xlabel("rewards (+ transfer), µs per step (median)")
+    ax2.set_xlabel("rewards, µs per step (median; for (a) jitted alone)")
     ax2.set_xlim(right=max(rw) * 30)
     ax2.grid(alpha=0.3, axis="x", which="both")
     cfg = result["meta"]["config"]
