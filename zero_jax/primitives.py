@@ -320,7 +320,7 @@ def _hashed_sizes(ids: jax.Array) -> jax.Array:
     all copies of an id land in one slot, so they settle together, on one index.  The
     others go to the next round with a fresh hash seed.  Each round settles at least
     one id per used slot, so the loop ends (three or four rounds for random-looking
-    ids).  The sizes are then one bincount of the representatives.
+    ids).  The sizes are then the representatives' dense counts (:func:`dense_counts`).
 
     The table has 4 slots per id (fewer rounds, each a fixed cost at small B) up to
     2^20 slots, and 1 per id beyond: measured at 2^20 ids, a larger table's
@@ -351,8 +351,8 @@ def _hashed_sizes(ids: jax.Array) -> jax.Array:
 
     init = (jnp.full((b,), -1, jnp.int32), jnp.asarray(0, u.dtype))
     rep, _ = lax.while_loop(unresolved, body, init)
-    counts = jnp.zeros((b,), jnp.int32).at[rep].add(1, mode="promise_in_bounds")
-    return counts.at[rep].get(mode="promise_in_bounds")
+    _, slot, counts = dense_counts(rep, b)  # every representative is in [0, b)
+    return counts.at[slot].get(mode="promise_in_bounds")
 
 
 def _gather(x: jax.Array) -> tuple[jax.Array, NamedSharding | None]:
