@@ -11,9 +11,9 @@ setting, :mod:`bench.limits`), ``torch`` (zero_torch eager), ``torch_compile``
 side by side with a plain ``jax.jit`` of the same math (:mod:`bench.overhead`,
 :func:`measure_paired`); a logits case sent with ``"passes": true`` is timed side by side
 with the reference passes over the same logits (:mod:`bench.logits`,
-:func:`measure_side_by_side`).  Inputs are converted to the backend's arrays before
-timing and the NumPy originals dropped (a GiB of logits is held once, not twice).  Only
-the public API of the library is used.
+:func:`measure_side_by_side`; those of ``logits.AFTER`` after the others).  Inputs are
+converted to the backend's arrays before timing and the NumPy originals dropped (a GiB
+of logits is held once, not twice).  Only the public API of the library is used.
 """
 
 from __future__ import annotations
@@ -179,13 +179,16 @@ def measure(call: Callable[[], Any], repeats: int, target_s: float) -> dict[str,
 
 
 def measure_side_by_side(
-    calls: dict[str, Callable[[], Any]], repeats: int, target_s: float
+    calls: dict[str, Callable[[], Any]],
+    repeats: int,
+    target_s: float,
+    inner: int | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The ``calls`` timed side by side: each one's first call and a warm one, then
-    ``repeats`` rounds of one timed loop each, all loops of as many calls as fill a loop
-    of the first name's (sized as in :func:`_sized`), the order rotating from round to
-    round (AB, BA, ... for two) so that a drift of the machine falls on all; per name, a
-    measurement as :func:`measure`'s."""
+    ``repeats`` rounds of one timed loop each, all loops of ``inner`` calls (default: as
+    many as fill a loop of the first name's, sized as in :func:`_sized`), the order
+    rotating from round to round (AB, BA, ... for two) so that a drift of the machine
+    falls on all; per name, a measurement as :func:`measure`'s."""
     names = list(calls)
     out: dict[str, dict[str, Any]] = {}
     warm = 0.0
@@ -196,8 +199,9 @@ def measure_side_by_side(
         t0 = time.perf_counter()
         calls[name]()
         warm = warm or time.perf_counter() - t0  # the first name's
-    one = warm if warm >= target_s else _timed(calls[names[0]])
-    inner = max(1, min(200_000, int(target_s / one)))
+    if inner is None:
+        one = warm if warm >= target_s else _timed(calls[names[0]])
+        inner = max(1, min(200_000, int(target_s / one)))
     samples: dict[str, list[float]] = {name: [] for name in names}
     faults = dict.fromkeys(names, 0)
     gc.disable()
@@ -277,7 +281,8 @@ def measure_with_passes(
     target_s: float,
 ) -> dict[str, Any]:
     """A logits case's public call side by side with the reference passes over the same
-    device buffers (:mod:`bench.logits`); returns the call's measurement with the
+    device buffers (:mod:`bench.logits`; the passes of ``logits.AFTER`` timed after the
+    others, side by side among themselves); returns the call's measurement with the
     passes' in ``"passes"`` (name -> measurement)."""
     if backend.name not in JAX_BACKENDS:
         raise ValueError(f"no reference passes for backend {backend.name!r}")
@@ -287,7 +292,9 @@ def measure_with_passes(
     calls: dict[str, Callable[[], Any]] = {"call": call}
     for name, f in logits.passes(case.fn).items():
         calls[name] = lambda f=f: block(f(*args))
+    after = {name: calls.pop(name) for name in logits.AFTER}
     out = measure_side_by_side(calls, repeats, target_s)
+    out.update(measure_side_by_side(after, repeats, target_s, out["call"]["inner"]))
     result = out.pop("call")
     result["passes"] = out
     return result

@@ -101,6 +101,37 @@ def test_run_cases_times_the_passes_beside_the_public_call():
     assert "no reference passes" in sent[0]["result"]["error"]
 
 
+def test_the_passes_that_disturb_the_next_call_run_after_the_others(monkeypatch):
+    """``plain_jit`` page-faults a float32 copy of half-precision logits on every call;
+    timed in the rotation it always ran just before the public call.  It is timed after
+    the side-by-side loops of the call and the other passes, in loops as long."""
+    log: list[str] = []
+    real = logits.passes("self_certainty")
+
+    def logged(name):
+        def f(*args):
+            log.append(name)
+            return real[name](*args)
+
+        return f
+
+    monkeypatch.setattr(logits, "passes", lambda fn: {n: logged(n) for n in logits.PASSES})
+    backend = worker.Backend("jax")
+    case = C.Case("self_certainty", 2, T=8, V=64, kind="bfloat16")
+    args = [backend.convert(x) for x in C.build(case)[0]]
+    public = backend.call(case, args, {})
+    res = worker.measure_with_passes(
+        backend, case, lambda: (log.append("call"), public())[1], args, 3, 1e-4
+    )
+    assert logits.AFTER == ("plain_jit",)
+    first_plain = log.index("plain_jit")
+    assert "plain_jit" not in log[:first_plain] and set(log[first_plain:]) == {"plain_jit"}
+    # its first and warm calls, then 3 loops as long as the call's (no sizing call)
+    assert res["passes"]["plain_jit"]["inner"] == res["inner"]
+    assert log.count("plain_jit") == 2 + 3 * res["inner"]
+    assert set(res["passes"]) == set(logits.PASSES)
+
+
 def test_side_by_side_rotates_the_loops():
     log: list[str] = []
     calls = {name: (lambda n=name: log.append(n)) for name in "abc"}

@@ -632,32 +632,49 @@ def test_learnability_equals_azr_one_minus(twin):
     assert got32.tolist() == [float(np.float32(azr_learnability(float(x)))) for x in s32]
 
 
-@pytest.mark.parametrize("dtype, spread", [(np.float32, 100.0), (np.float64, 800.0)])
-def test_self_certainty_both_routes_of_the_jax_kernel(dtype, spread):
-    """zero_jax sums float32 / float64 exponentials unshifted and falls back to the max
-    shift when a kept token's sum overflows (a logit above ~88 in float32, ~709 in
-    float64) or falls below 1e-20 (all of its logits far below 0).  Both routes equal
-    Intuitor's code, eagerly and under vmap.  The route is one per call, and masked-out
-    tokens do not decide it: a masked non-finite token leaves the rows as they were."""
-    import jax
+_ROUTE_CASES = [  # dtype, the overflowing logit's spread, the tiny sum's floor, rtol
+    (np.float32, 100.0, -80.0, 1e-5),
+    (np.float64, 800.0, -701.0, 1e-12),
+    ("bfloat16", 100.0, -80.0, 1e-2),  # computed in float32, rounded once to the dtype
+    (np.float16, 100.0, -80.0, 2e-3),
+]
 
-    logits, mask = _logits(0, dtype)
+
+@pytest.mark.parametrize("dtype, spread, floor, tol", _ROUTE_CASES)
+def test_self_certainty_both_routes_of_the_jax_kernel(dtype, spread, floor, tol):
+    """zero_jax sums the exponentials unshifted and falls back to the max shift when a
+    kept token's sum overflows (a logit above ~88 in float32, ~709 in float64) or falls
+    below 1e-20 (all of its logits far below 0).  Both routes equal Intuitor's code,
+    eagerly and under vmap.  The route is one per call, and masked-out tokens do not
+    decide it: a masked non-finite token leaves the rows as they were.
+
+    ``tiny``: a kept token whose sum is a normal number below 1e-20 while 49 of its 50
+    exponentials fall under the smallest normal number (XLA flushes them to 0): about
+    2 % of its sum, so the unshifted route alone would be 0.02 off (float32 / float64;
+    half precision rounds the difference away, its overflow case still decides)."""
+    import jax
+    import jax.numpy as jnp
+
+    dtype = jnp.bfloat16 if dtype == "bfloat16" else dtype
+    logits, mask = _logits(0)
     logits = np.clip(logits, -40, 60).astype(dtype)  # every token on the unshifted route
     far = logits.copy()
     far[2, 3, 7] = far[2, 3, 0] + spread  # one kept token's sum overflows
     low = logits.copy()
     low[2, 3] -= 300  # one kept token's sum underflows (0 in float32, ~1e-110 in float64)
+    tiny = logits.copy()
+    tiny[2, 3] = floor - 7.6  # exp flushed to 0: below the smallest normal number
+    tiny[2, 3, 0] = floor  # the token's sum: exp(floor), a normal number below 1e-20
     assert mask[2, 3]
-    for x in (logits, far, low):
+    for x in (logits, far, low, tiny):
         want = intuitor_self_certainty(torch.tensor(x.astype(np.float64)), torch.tensor(mask))
-        got = np.asarray(zero_jax.self_certainty(x, mask))
-        tol = 1e-12 if dtype == np.float64 else 1e-5
-        np.testing.assert_allclose(got, want.numpy(), rtol=tol, atol=tol * np.abs(x).max())
-        rows = np.asarray(jax.vmap(zero_jax.self_certainty)(x[:, None], mask[:, None]))[:, 0]
-        np.testing.assert_allclose(rows, got, rtol=tol, atol=tol * np.abs(x).max())
+        got = np.asarray(zero_jax.self_certainty(x, mask)).astype(np.float64)
+        atol = min(tol, 1e-5) * np.abs(x.astype(np.float64)).max()
+        np.testing.assert_allclose(got, want.numpy(), rtol=tol, atol=atol)
+        rows = jax.vmap(zero_jax.self_certainty)(x[:, None], mask[:, None])[:, 0]
+        np.testing.assert_allclose(np.asarray(rows).astype(np.float64), got, rtol=tol, atol=atol)
     hidden = logits.copy()
     masked = np.argwhere(~mask[1:])[0] + (1, 0)  # a masked token of a row with kept ones
     hidden[masked[0], masked[1], 5] = np.inf
-    np.testing.assert_allclose(np.asarray(zero_jax.self_certainty(hidden, mask)),
-                               np.asarray(zero_jax.self_certainty(logits, mask)),
-                               rtol=1e-12 if dtype == np.float64 else 1e-6)
+    np.testing.assert_array_equal(np.asarray(zero_jax.self_certainty(hidden, mask)),
+                                  np.asarray(zero_jax.self_certainty(logits, mask)))
