@@ -131,11 +131,12 @@ tokens), and are read against the machine's limits measured in the same run
 (`bench/logits.py`): in the `jax` process, side by side with the public call on the same
 device buffers, a jitted `max` over V (one read of the logits), a jitted `sum(exp(x))`
 over V (one read and one exponential per logit, in float32 for bfloat16: the least work
-of any kernel that evaluates each exponential once) and the obvious jitted formula; in the
-`numpy` process, a copy of 1 GiB into a preallocated buffer, whose bytes copied per second
-is the read rate the rows are compared with. Each process holds one set of a case's
-inputs, converted to its arrays before timing; every timed call is a steady-state call
-(no fresh logits-sized buffer).
+of any kernel that evaluates each exponential once), then, in loops of their own, the
+obvious jitted formula (on bfloat16 it page-faults a float32 copy of the logits on every
+call, which slowed whatever ran next in the rotation); in the `numpy` process, a copy of
+1 GiB into a preallocated buffer, whose bytes copied per second is the read rate the rows
+are compared with. Each process holds one set of a case's inputs, converted to its arrays
+before timing; every timed call is a steady-state call (no fresh logits-sized buffer).
 
 A cell is the median time of one call and ± the half inter-quartile spread of the timed
 loops, relative to the median (a call of a second or more, such as the torch twin on a GiB
@@ -187,14 +188,14 @@ RSS_INTRO = (
 )
 
 LOGITS_INTRO = (
-    "ms per call (median ± half the inter-quartile spread). `plain jit`, `max pass` and "
-    "`exp pass` are timed side by side with the public call in the `jax` process on the "
-    "same logits (`bench/logits.py`); `copy ms` is the time of a NumPy copy of as many bytes "
-    "at the read rate measured in this run ({copy} GB/s copying {mib} MiB); `of copy read`: "
-    "the JAX read rate of the logits over the copy's (target ≥ {target}); `exp pass of copy "
-    "read`: the same for the exp pass alone (below the target: the exponentials, not the "
-    "memory, bound any kernel, and the row's target is {target} of the exp pass's rate, "
-    "jax / exp pass ≤ {inverse}); target torch/jax ≥ {speedup}x."
+    "ms per call (median ± half the inter-quartile spread). `max pass` and `exp pass` are "
+    "timed side by side with the public call in the `jax` process on the same logits, "
+    "`plain jit` after them (`bench/logits.py`); `copy ms` is the time of a NumPy copy of "
+    "as many bytes at the read rate measured in this run ({copy} GB/s copying {mib} MiB); "
+    "`of copy read`: the JAX read rate of the logits over the copy's (target ≥ {target}); "
+    "`exp pass of copy read`: the same for the exp pass alone (below the target: the "
+    "exponentials, not the memory, bound any kernel, and the row's target is {target} of "
+    "the exp pass's rate, jax / exp pass ≤ {inverse}); target torch/jax ≥ {speedup}x."
 )
 
 PLOTS = {
