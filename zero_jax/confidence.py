@@ -4,14 +4,14 @@ mean token entropy of EM-RL / RENT.
 From *Learning to Reason without External Rewards* (Zhao et al., 2025,
 https://arxiv.org/abs/2505.19590) and *The Unreasonable Effectiveness of Entropy
 Minimization in LLM Reasoning* (Agarwal et al., 2025, https://arxiv.org/abs/2505.15134).
-Both reduce ``[B, T, V]`` logits to one number per response; the kernels read the
-logits in a few fused passes (max, sum of exponentials, one more sum; self-certainty
-sums the exponentials unshifted beside the mean in one pass and skips the max), with
-half precision accumulated in float32.  Memory: float32 and float64 logits need no temporary
+Both reduce ``[B, T, V]`` logits to one number per response; the kernels read the logits
+in a few fused passes (max, sum of exponentials, one more sum; self-certainty sums the
+exponentials unshifted beside the mean in one pass and skips the max), with half
+precision accumulated in float32. Memory: float32 and float64 logits need no temporary
 of their size; for half precision XLA on the CPU fuses the conversion to float32 into
-the passes at many shapes (bfloat16 ``[8, 1024, 32768]``) and at others materialises
-it once (float16, or bfloat16 with a small batch): at most one float32 copy of the
-logits, never a shifted or exponentiated one (``parity_tests/test_logits_memory.py``).
+the passes at many shapes (bfloat16 ``[8, 1024, 32768]``) and at others materialises it
+once (float16, or bfloat16 with a small batch): at most one float32 copy of the logits,
+never a shifted or exponentiated one (``parity_tests/test_logits_memory.py``).
 """
 
 from __future__ import annotations
@@ -87,10 +87,10 @@ _TINY_SUM = 1e-20
 
 def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     """``logsumexp(x) - mean(x)`` over V in one fused pass that sums ``exp(x)``
-    unshifted and ``x`` (half precision converted to float32 inside the pass), instead
-    of three (max, shifted sum, mean).  A sum of positive terms has the same relative
-    rounding at any scale, so the result is the shifted one's to rounding while the sum
-    stays a normal finite number.
+    unshifted and ``x`` (half precision in float32; see the module docstring for where
+    XLA fuses that conversion), instead of three (max, shifted sum, mean). A sum of
+    positive terms has the same relative rounding at any scale, so the result is the
+    shifted one's to rounding while the sum stays a normal finite number.
 
     When a kept token's sum is not in ``[1e-20, inf)`` (a logit above ~88 in float32 or
     ~709 in float64, all of a token's logits below about -46, or a non-finite logit),
@@ -107,7 +107,7 @@ def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     in_range = 0.0 * jnp.log(total - _TINY_SUM)  # 0, or NaN: sum below 1e-20 or inf
     fast = jnp.log(total) - jnp.mean(x, axis=-1) + in_range
 
-    def shifted_by_max(logits: jax.Array, fast: jax.Array) -> jax.Array:
+    def shifted_by_max(logits: jax.Array, _: jax.Array) -> jax.Array:
         x, lse = _logsumexp(logits)
         return lse - jnp.mean(x, axis=-1)
 
