@@ -255,6 +255,34 @@ def test_rloo_float32_nemo_rl_case_is_exact(twin, odd):
             assert abs(Fraction(g) - a) <= abs(Fraction(float(np.spacing(np.float32(g))))) / 2
 
 
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("x64", [False, True])
+def test_rloo_float64_differences_do_not_cancel(twin, x64):
+    """Float64 rewards whose leave-one-out differences are far below the rounding of the
+    group's sum: seven 0.35 and the next float64 above it; a 1e6 offset with one reward
+    0.0625 higher.  ``(S - r_i) / (n - 1)`` loses them (seven 0s; -0.0089285714784...),
+    the pairwise differences give the exact values rounded once.  JAX with x64 off
+    holds the rewards as float32 and must give float32's rounding of their values."""
+    import jax
+
+    rows = [[0.35] * 7 + [float(np.nextafter(0.35, 1.0))], [1e6 + 0.0625] + [1e6] * 7,
+            [-3.0, 2.0 ** -40, 1.0, 1.0 + 2.0 ** -52, 7.0, 7.0, -3.0, 0.5]]
+    for k, row in enumerate(rows):
+        wide = twin == "torch" or x64  # else JAX holds the rewards as float32
+        exact = [Fraction(float(x if wide else np.float32(x))) for x in row]
+        total = sum(exact)
+        loo = [x - (total - x) / 7 for x in exact]
+        with jax.enable_x64(x64):
+            got = run(twin, "group_advantages", np.array([row]), None, **RLOO)
+        assert got.dtype == (np.float64 if wide else np.float32)
+        want = [float(a) if wide else float(float32_of(a)) for a in loo]
+        if k < 2:  # every difference exact: the exact values rounded once
+            assert got[0].tolist() == want, row
+        else:  # a generic group: the differences' own rounding, a few ulps
+            eps = np.finfo(got.dtype).eps
+            np.testing.assert_allclose(got[0], want, rtol=4 * eps, atol=0)
+
+
 # ------------------------------------------------------------- multi-reward
 
 

@@ -36,17 +36,19 @@ def _advantages(
     r = torch.where(m, r, zero)  # a masked entry is never read
     n, mean, std = _moments(r, m, ddof)
     single = n == 1
-    if baseline == "leave_one_out":  # the mean of the group's other kept rewards
-        total = r.sum(-1, keepdim=True)
-        base = (total - r) / (n - 1).clamp(min=1)
+    if baseline == "leave_one_out":
+        # r_i minus the mean of the other kept rewards, as the sum of the differences
+        # r_i - r_j over the other kept j: equal rewards differ by exactly 0, where
+        # (S - r_i) / (n - 1) would leave the rounding of S
+        gap = torch.where(m[..., None, :], r[..., :, None] - r[..., None, :], zero).sum(-1)
+        adv = gap / (n - 1).clamp(min=1)
     else:
-        base = mean.expand_as(r)
+        adv = r - mean
     if singleton == "raw":  # verl: a lone sample keeps its reward (baseline 0, std 1)
-        base = torch.where(single, zero, base)
+        adv = torch.where(single, r, adv)
         std = torch.where(single, torch.ones_like(std), std)
     if scale == "batch":
         _, _, std = _moments(r, m, ddof, dim=(-2, -1))
-    adv = r - base
     if scale != "none":
         adv = adv / (std + eps)
     inf = torch.tensor(float("inf"), dtype=r.dtype)
@@ -86,8 +88,8 @@ def group_advantages(
     ``r / (1 + eps)`` with ``singleton="raw"`` (verl); with group scaling a group
     of at most ``ddof`` samples gets 0.  ``baseline="leave_one_out"`` is RLOO
     (arXiv:2402.14740): ``b_gi = (S_g - r_gi) / (n_g - 1)`` over the ``n_g`` kept
-    rewards, computed in float64 and rounded once (the differences of identical
-    rewards are exactly 0); ``ADVANTAGE_PRESETS["rloo"]`` is TRL's, verl's and
+    rewards, computed as ``sum_j (r_gi - r_gj) / (n_g - 1)`` in float64 and rounded
+    once (the differences of identical rewards are exactly 0); ``ADVANTAGE_PRESETS["rloo"]`` is TRL's, verl's and
     Tunix's RLOO.  Non-finite kept rewards raise ValueError.  Half precision is
     computed in float32.
 
