@@ -443,6 +443,80 @@ def test_token_entropy_equals_verl_entropy_from_logits(twin, seed):
         assert abs(h - exact) <= 1e-12 * exact
 
 
+def _extended_oracle(row: np.ndarray) -> tuple[float, float]:
+    """(self-certainty, entropy) of one token's logits in NumPy's extended precision
+    (64-bit significand here), shifted by the max so nothing cancels:
+    ``log sum e + mean(max - x)`` and ``log1p(R) + sum e (max - x) / (1 + R)``, ``R`` the
+    sum of ``e = exp(x - max)`` without one maximum."""
+    x = row.astype(np.float64).astype(np.longdouble)
+    top = x.max()
+    e = np.exp(x - top)
+    rest = e.sum() - np.longdouble(1) if np.sum(x == top) > 1 else e[x != top].sum()
+    sc = np.log(e.sum()) + np.mean(top - x)
+    h = np.log1p(rest) + np.sum(e * (top - x)) / (1 + rest)
+    return float(sc), float(h)
+
+
+def _hard_tokens(dtype) -> list[np.ndarray]:
+    """Tokens where a shortcut loses digits: sharply peaked (entropy ~2e-6 in float32,
+    ~1e-14 in float64), tied and nearly tied maxima, large common offsets (the
+    unshifted ``logsumexp - mean`` cancels), and an ordinary spread."""
+    wide = np.dtype(dtype) == np.float64
+    peak = 35.0 if wide else 20.0
+    one = np.zeros(50)
+    one[3] = peak
+    two = one.copy()
+    two[9] = peak
+    near = one.copy()
+    near[9] = peak - 2.0**-20
+    ramp = 0.01 * np.arange(7)
+    tokens = [one, two, near, 1000 + ramp, 80 + ramp, -1000 + ramp, 60 + 0.5 * ramp,
+              np.random.default_rng(7).normal(size=1000) * 3, np.full(5, 3.0)]
+    if wide:
+        tokens += [1e6 + ramp, np.r_[70.0, np.zeros(3)]]
+    return [np.asarray(t, dtype) for t in tokens]
+
+
+@pytest.mark.parametrize("twin, dtype, x64", [
+    (twin, dtype, x64) for twin in TWINS for x64 in (False, True)
+    for dtype in (np.float32, np.float64, "bfloat16", np.float16)
+    if not (twin == "jax" and dtype == np.float64 and not x64)  # JAX holds no float64 then
+])
+def test_logits_rewards_are_accurate_to_their_dtype_on_hard_tokens(twin, dtype, x64):
+    """Each hard token alone, and all of them padded into one batch with a mask: both
+    rewards within 4 ulps of the output dtype of the extended-precision value of the
+    logits as given (half precision: of its own rounding, computed in float32; float16's
+    subnormal outputs to its smallest step), in both
+    twins, and in zero_jax eagerly and under ``vmap``.  Before, zero_jax's entropy lost
+    ~5 % on the peaked float32 token and its self-certainty 116 float32 ulps at the
+    offset 1000 (74 at 80); the torch twin's float64 baseline had cancelled likewise."""
+    import jax
+    import jax.numpy as jnp
+
+    jdtype = jnp.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    tokens = [t.astype(jdtype) for t in _hard_tokens(np.float64 if dtype == np.float64
+                                                      else np.float32)]
+    width = max(t.size for t in tokens)
+    logits = np.zeros((len(tokens), 2, width), jdtype)
+    mask = np.zeros((len(tokens), 2), bool)
+    for i, t in enumerate(tokens):
+        logits[i, 1, : t.size] = t
+        logits[i, 1, t.size:] = t.min() - 200  # padding far below: e = 0
+        logits[i, 0] = np.nan  # a masked token that would poison the row if read
+        mask[i, 1] = True
+    ulp = np.finfo(jdtype).eps
+    tiny = float(np.finfo(jdtype).smallest_subnormal)  # float16 holds 2e-6 as a subnormal
+    with jax.enable_x64(x64):
+        for name, k in (("self_certainty", 0), ("token_entropy", 1)):
+            want = np.array([_extended_oracle(np.asarray(row[1]))[k] for row in logits])
+            got = run(twin, name, logits, mask).astype(np.float64)
+            np.testing.assert_allclose(got, want, rtol=4 * ulp, atol=tiny, err_msg=name)
+            if twin == "jax":
+                rows = jax.vmap(getattr(zero_jax, name))(logits[:, None], mask[:, None])
+                np.testing.assert_allclose(np.asarray(rows[:, 0]).astype(np.float64), want,
+                                           rtol=4 * ulp, atol=tiny, err_msg=name)
+
+
 # --------------------------------------------------------------- TTRL metrics
 
 

@@ -4,10 +4,11 @@ mean token entropy of EM-RL / RENT.
 From *Learning to Reason without External Rewards* (Zhao et al., 2025,
 https://arxiv.org/abs/2505.19590) and *The Unreasonable Effectiveness of Entropy
 Minimization in LLM Reasoning* (Agarwal et al., 2025, https://arxiv.org/abs/2505.15134).
-Both reduce ``[B, T, V]`` logits to one number per response; the kernels read the logits
-in a few fused passes (max, sum of exponentials, one more sum; self-certainty sums the
-exponentials unshifted beside the mean in one pass and skips the max), with half
-precision accumulated in float32. Memory: float32 and float64 logits need no temporary
+Both reduce ``[B, T, V]`` logits to one number per response in the torch twin's
+cancellation-free forms, reading the logits in fused passes: self-certainty in one
+(the exponentials summed unshifted beside the mean, with a max-shifted fallback), the
+entropy in four (the max, the sum below it, the full sum, the spread); half precision
+is accumulated in float32. Memory: float32 and float64 logits need no temporary
 of their size; for half precision XLA on the CPU fuses the conversion to float32 into
 the passes at many shapes (bfloat16 ``[8, 1024, 32768]``) and at others materialises it
 once (float16, or bfloat16 with a small batch): at most one float32 copy of the logits,
@@ -28,16 +29,23 @@ from zero_jax.primitives import mean_kept
 __all__ = ["self_certainty", "token_entropy"]
 
 
-def _logsumexp(logits: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(l, logsumexp_v l)`` with ``l`` in the compute dtype (the conversion is fused
-    into each pass over the logits; XLA keeps these passes free of logits-sized
-    temporaries only when each reads ``l`` itself, so nothing shifted is shared).
-    The max is taken in the logits' own dtype (exact, and for half precision one
-    conversion fewer: about 20 % of a bfloat16 call, measured at [8, 1024, 32768])."""
+def _after(value: jax.Array, reduced: jax.Array) -> jax.Array:
+    """``value``, made to depend on the reduction ``reduced`` (``+ 0 * reduced``; 0 for
+    finite values, and NaN only where ``reduced`` already is).  Two sums of the same
+    logits that do not depend on each other become one multi-output fusion, which XLA
+    on the CPU runs with a logits-sized temporary per output at many shapes (measured
+    at [2, 1024, 32768] float32: 256 MiB to 1 GiB, 2-6x slower); chained this way,
+    each sum reads the logits in its own pass with no temporary."""
+    return value + 0 * reduced[..., None]
+
+
+def _top(logits: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(x, max_v l)`` with ``x`` the logits in the compute dtype (the conversion is
+    fused into each pass).  The max is taken in the logits' own dtype (exact, and for
+    half precision one conversion fewer: about 20 % of a bfloat16 call, measured at
+    [8, 1024, 32768])."""
     dtype = _c.compute_dtype(logits.dtype)
-    x = logits.astype(dtype)
-    top = jnp.max(logits, axis=-1, keepdims=True).astype(dtype)
-    return x, top[..., 0] + jnp.log(jnp.sum(jnp.exp(x - top), axis=-1))
+    return logits.astype(dtype), jnp.max(logits, axis=-1, keepdims=True).astype(dtype)
 
 
 def self_certainty(logits: Any, mask: Any) -> jax.Array:
@@ -88,15 +96,18 @@ _TINY_SUM = 1e-20
 def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     """``logsumexp(x) - mean(x)`` over V in one fused pass that sums ``exp(x)``
     unshifted and ``x`` (half precision in float32; see the module docstring for where
-    XLA fuses that conversion), instead of three (max, shifted sum, mean). A sum of
-    positive terms has the same relative rounding at any scale, so the result is the
-    shifted one's to rounding while the sum stays a normal finite number.
+    XLA fuses that conversion), instead of three (max, shifted sum, mean).
 
-    When a kept token's sum is not in ``[1e-20, inf)`` (a logit above ~88 in float32 or
-    ~709 in float64, all of a token's logits below about -46, or a non-finite logit),
-    the whole call takes the max-shifted route; masked tokens never decide it (under
-    ``vmap`` both routes run, as ``lax.cond`` does there).  The check is folded into the
-    pass's one output as arithmetic, ``+ 0 * log(sum - 1e-20)``, which is 0 for a sum in
+    The unshifted difference is as accurate as the shifted form only while both terms
+    are small next to it; the whole call takes the max-shifted route
+    (:func:`_shifted`) when a kept token's sum is not in ``[1e-20, inf)`` (a logit
+    above ~88 in float32 or ~709 in float64, all of a token's logits below about -46,
+    or a non-finite logit), or when its mean logit exceeds the result in size (a large
+    common offset: ``1000 + 0.01 * arange(7)`` would lose 116 float32 ulps, 74 at
+    offset 80); masked tokens never decide it (under ``vmap`` both routes run, as
+    ``lax.cond`` does there).  With ``|mean| <= result`` the two rounded terms are at
+    most twice the result.  The checks are folded into the pass's one output as
+    arithmetic, ``+ 0 * log(sum - 1e-20) + 0 * log(result - |mean|)``, which is 0 in
     range and NaN otherwise: a comparison or select after the reductions splits XLA's
     CPU fusion in two, and for half precision materialises the float32 logits.
     Measured side by side, [8, 1024, 32768]: bfloat16 126 -> 108 ms (medians of 30);
@@ -104,16 +115,22 @@ def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     dtype = _c.compute_dtype(logits.dtype)
     x = logits.astype(dtype)
     total = jnp.sum(jnp.exp(x), axis=-1)
-    in_range = 0.0 * jnp.log(total - _TINY_SUM)  # 0, or NaN: sum below 1e-20 or inf
-    fast = jnp.log(total) - jnp.mean(x, axis=-1) + in_range
-
-    def shifted_by_max(logits: jax.Array, _: jax.Array) -> jax.Array:
-        x, lse = _logsumexp(logits)
-        return lse - jnp.mean(x, axis=-1)
-
+    mean = jnp.mean(x, axis=-1)
+    raw = jnp.log(total) - mean
+    in_range = 0.0 * jnp.log(total - _TINY_SUM) + 0.0 * jnp.log(raw - jnp.abs(mean))
+    fast = raw + in_range  # NaN where the token needs the shifted route
     every_kept_in_range = jnp.all(jnp.isfinite(fast) | ~mask)
-    out: jax.Array = lax.cond(every_kept_in_range, lambda _, f: f, shifted_by_max, logits, fast)
+    out: jax.Array = lax.cond(every_kept_in_range, lambda _, f: f, _shifted, logits, fast)
     return out
+
+
+def _shifted(logits: jax.Array, _: jax.Array) -> jax.Array:
+    """``log sum exp(x - max) + mean(max - x)`` per token, as the torch twin computes
+    it: two non-negative terms, so nothing cancels at any offset."""
+    x, top = _top(logits)
+    log_sum = jnp.log(jnp.sum(jnp.exp(x - top), axis=-1))
+    top = _after(top, log_sum)
+    return log_sum + jnp.mean(top - x, axis=-1)
 
 
 def _poisoned_mean(per_token: jax.Array, mask: jax.Array) -> jax.Array:
@@ -157,7 +174,31 @@ def token_entropy(logits: Any, mask: Any) -> jax.Array:
 @_c.kernel("token_entropy")
 def _token_entropy(logits: jax.Array, mask: jax.Array) -> jax.Array:
     _c.invalid("token_entropy", logits=logits, mask=mask)  # raises under checked
-    x, lse = _logsumexp(lax.stop_gradient(logits))
-    log_p = x - lse[..., None]  # -sum p log p
-    per_token = -jnp.sum(jnp.exp(log_p) * log_p, axis=-1)
+    per_token = _entropy(lax.stop_gradient(logits))
     return _poisoned_mean(per_token, mask).astype(logits.dtype)
+
+
+def _entropy(logits: jax.Array) -> jax.Array:
+    """``-sum_v p_v log p_v`` per token as the torch twin computes it,
+    ``log1p(R) + sum_v e_v (max - x_v) / (1 + R)`` with ``e = exp(x - max)`` and ``R``
+    the sum of ``e`` without one maximum: two non-negative terms, and ``log Z``
+    accurate for a sharply peaked token (``log`` of a rounded ``1 + R`` lost ~5 % of
+    a 2e-6 entropy in float32).
+
+    Three passes after the max: ``u``, the sum of the ``e`` below 1 (``min(e, (1 - e)
+    2^25)`` is ``e`` for every float32 ``e < 1`` and 0 at 1; ``2^54`` for float64),
+    then ``Z = sum e`` and the spread.  The number of ties at the max is
+    ``round(Z - u)``, so ``R = u + round(Z - u) - 1`` is ``u`` itself when the max is
+    unique.  No compare or select, and no count beside ``u`` in one pass: both made XLA
+    on the CPU materialise the logits (2-3 float32 copies at [3, 1021, 32768])."""
+    x, top = _top(logits)
+    big = 2.0**25 if x.dtype == jnp.float32 else 2.0**54
+    e = jnp.exp(x - top)
+    below = jnp.sum(jnp.minimum(e, (1 - e) * big), axis=-1)
+    top_z = _after(top, below)
+    total = jnp.sum(jnp.exp(x - top_z), axis=-1)
+    top_s = _after(top, total)
+    spread = jnp.sum(jnp.exp(x - top_s) * (top_s - x), axis=-1)
+    rest = below + (jnp.round(total - below) - 1)
+    out: jax.Array = jnp.log1p(rest) + spread / (1 + rest)
+    return out

@@ -89,9 +89,9 @@ def group_advantages(
     of at most ``ddof`` samples gets 0.  ``baseline="leave_one_out"`` is RLOO
     (arXiv:2402.14740): ``b_gi = (S_g - r_gi) / (n_g - 1)`` over the ``n_g`` kept
     rewards, computed as ``sum_j (r_gi - r_gj) / (n_g - 1)`` in float64 and rounded
-    once (the differences of identical rewards are exactly 0); ``ADVANTAGE_PRESETS["rloo"]`` is TRL's, verl's and
-    Tunix's RLOO.  Non-finite kept rewards raise ValueError.  Half precision is
-    computed in float32.
+    once (the differences of identical rewards are exactly 0);
+    ``ADVANTAGE_PRESETS["rloo"]`` is TRL's, verl's and Tunix's RLOO.  Non-finite kept
+    rewards raise ValueError.  Half precision is computed in float32.
 
     >>> import torch, zero_torch
     >>> r = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
