@@ -621,21 +621,22 @@ def human_eval_pass_at_k(n: int, c: int, k: int) -> float:
 
 
 @pytest.mark.parametrize("twin", TWINS)
-@pytest.mark.parametrize("n", [1, 2, 10, 100, 1024, 4096])
+@pytest.mark.parametrize("n", [1, 2, 10, 100, 257, 1024, 4096])
 def test_pass_at_k_equals_human_eval_and_the_exact_binomials(twin, n):
     """Every count of correct samples ``c`` of ``n`` up to 4,096, for several ``k``: within
     5e-14 (relative) of the exact ``1 - C(n - c, k) / C(n, k)`` (rational arithmetic),
     which human-eval's product meets too (its rounding grows with ``c``: 3e-14 at 4,096),
-    and within 1e-12 of that product.  The torch twin's sum of logarithms is within a few
-    ulps."""
+    and within 1e-12 of that product.  Both twins' sums of logarithms are within a few
+    ulps (zero_jax's were 29 off at n = 257, k = 100, c = 1, from XLA's float64
+    ``log1p``)."""
     cs = np.unique(np.linspace(0, n, min(n + 1, 200)).astype(int))
     correct = np.arange(n)[None, :] < cs[:, None]
-    for k in sorted({1, min(2, n), max(1, n // 10), max(1, n // 2), n}):
+    for k in sorted({1, min(2, n), max(1, n // 10), max(1, n // 2), min(100, n), n}):
         got = run(twin, "pass_at_k", correct, k)
         assert got.dtype == np.float64
         exact = [1.0 if n - c < k else (math.comb(n, k) - math.comb(n - c, k)) / math.comb(n, k)
                  for c in cs.tolist()]
-        np.testing.assert_allclose(got, exact, rtol=5e-14 if twin == "jax" else 8e-16, atol=0)
+        np.testing.assert_allclose(got, exact, rtol=2e-15 if twin == "jax" else 8e-16, atol=0)
         published = [human_eval_pass_at_k(n, int(c), k) for c in cs]
         np.testing.assert_allclose(got, published, rtol=0, atol=1e-12)
 
