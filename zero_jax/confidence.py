@@ -92,33 +92,40 @@ def _self_certainty(logits: jax.Array, mask: jax.Array) -> jax.Array:
 #: 1e-8 of the sum in float32 (and far less in float64).
 _TINY_SUM = 1e-20
 
+#: The unshifted route keeps ``|log sum exp x| <= 4 log V``: see :func:`_unshifted`.
+_OFFSET_POWER = 4
+
 
 def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     """``logsumexp(x) - mean(x)`` over V in one fused pass that sums ``exp(x)``
     unshifted and ``x`` (half precision in float32; see the module docstring for where
     XLA fuses that conversion), instead of three (max, shifted sum, mean).
 
-    The unshifted difference is as accurate as the shifted form only while both terms
-    are small next to it; the whole call takes the max-shifted route
-    (:func:`_shifted`) when a kept token's sum is not in ``[1e-20, inf)`` (a logit
-    above ~88 in float32 or ~709 in float64, all of a token's logits below about -46,
-    or a non-finite logit), or when its mean logit exceeds the result in size (a large
-    common offset: ``1000 + 0.01 * arange(7)`` would lose 116 float32 ulps, 74 at
-    offset 80); masked tokens never decide it (under ``vmap`` both routes run, as
-    ``lax.cond`` does there).  With ``|mean| <= result`` the two rounded terms are at
-    most twice the result.  The checks are folded into the pass's one output as
-    arithmetic, ``+ 0 * log(sum - 1e-20) + 0 * log(result - |mean|)``, which is 0 in
-    range and NaN otherwise: a comparison or select after the reductions splits XLA's
-    CPU fusion in two, and for half precision materialises the float32 logits.
-    Measured side by side, [8, 1024, 32768]: bfloat16 126 -> 108 ms (medians of 30);
-    float32 and float16 unchanged (111 / 112 ms, 437 / 427 ms)."""
+    The unshifted difference ``L - mean`` (``L = log sum exp x``) is accurate while
+    ``|L|`` is small next to the result, which is at least ``log V`` (it is
+    ``KL(U || p) + log V``).  So the whole call takes the max-shifted route
+    (:func:`_shifted`) when a kept token's sum is outside ``[max(1e-20, V^-4),
+    V^4]``: ``|L| <= 4 log V`` keeps the rounding of the two terms within about 5
+    ulps of the result (``1000 + 0.01 * arange(7)`` lost 116 float32 ulps, 74 at
+    offset 80).  That also covers a logit above ~88 in float32 (~709 in float64), all
+    of a token's logits below about -46, and a non-finite logit.  Masked tokens never
+    decide it (under ``vmap`` both routes run, as ``lax.cond`` does there).
+
+    The check reads only the sum, folded into the pass's one output as arithmetic,
+    ``+ 0 * log(sum - low) + 0 * log(high - sum)``, which is 0 in range and NaN
+    otherwise: a comparison or select after the reductions, or a second use of the
+    mean, splits XLA's CPU fusion and for half precision materialises the float32
+    logits (bfloat16 [8, 1024, 32768]: 1 GiB, 130 -> 420 ms).  Measured side by side,
+    [8, 1024, 32768]: bfloat16 126 -> 108 ms (medians of 30) against the shifted
+    route; float32 and float16 unchanged (111 / 112 ms, 437 / 427 ms)."""
     dtype = _c.compute_dtype(logits.dtype)
     x = logits.astype(dtype)
+    v = float(x.shape[-1])
+    low = max(_TINY_SUM, v**-_OFFSET_POWER)
+    high = min(v**_OFFSET_POWER, float(jnp.finfo(dtype).max))
     total = jnp.sum(jnp.exp(x), axis=-1)
-    mean = jnp.mean(x, axis=-1)
-    raw = jnp.log(total) - mean
-    in_range = 0.0 * jnp.log(total - _TINY_SUM) + 0.0 * jnp.log(raw - jnp.abs(mean))
-    fast = raw + in_range  # NaN where the token needs the shifted route
+    in_range = 0.0 * jnp.log(total - low) + 0.0 * jnp.log(high - total)  # 0, or NaN
+    fast = jnp.log(total) - jnp.mean(x, axis=-1) + in_range
     every_kept_in_range = jnp.all(jnp.isfinite(fast) | ~mask)
     out: jax.Array = lax.cond(every_kept_in_range, lambda _, f: f, _shifted, logits, fast)
     return out
