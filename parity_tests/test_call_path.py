@@ -54,6 +54,75 @@ def test_hyper_parameters_in_every_form(x64):
             zero_jax.challenger_rewards(p, c, v, True)
 
 
+def test_hyper_parameter_forms_agree_between_the_twins():
+    """A 0-d bfloat16 value (JAX, NumPy or ml_dtypes scalar), an int beyond the float64
+    range and an ``np.str_`` option: accepted, or refused with the same error, by both
+    twins; a traced complex or bool value is refused as the eager one is."""
+    torch = pytest.importorskip("torch", reason="compares with the torch twin")
+    import ml_dtypes
+
+    import zero_torch
+
+    p = np.array([0.1, 0.3, 0.5, 0.75, 1.0])
+    want = [False, False, True, True, False]  # low = bfloat16(0.3) = 0.30078125
+    for low in (jnp.asarray(0.3, jnp.bfloat16), np.asarray(0.3, ml_dtypes.bfloat16),
+                ml_dtypes.bfloat16(0.3)):
+        assert zero_jax.curriculum_mask(p, low, 0.75).tolist() == want
+        assert jax.jit(lambda lo: zero_jax.curriculum_mask(p, lo, 0.75))(low).tolist() == want
+        if not isinstance(low, jax.Array):
+            assert zero_torch.curriculum_mask(torch.tensor(p), low, 0.75).tolist() == want
+    lengths = np.array([5, 18, 25])
+    assert zero_jax.overlong_penalty(lengths, 2**64, 5).tolist() == [0.0, 0.0, 0.0]
+    assert zero_torch.overlong_penalty(torch.tensor(lengths), 2**64, 5).tolist() == [0.0] * 3
+    for twin, n in ((zero_jax, lengths), (zero_torch, torch.tensor(lengths))):
+        with pytest.raises(ValueError, match="max_length must be a finite number >= 0, got inf"):
+            twin.overlong_penalty(n, 2**2000, 5)  # type: ignore[attr-defined]
+    r = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 2.0]])
+    np.testing.assert_allclose(
+        zero_jax.group_advantages(r, scale=np.str_("batch")),
+        zero_torch.group_advantages(torch.tensor(r), scale=np.str_("batch")).numpy(), rtol=1e-6,
+    )
+    c, v = np.array([0, 1, 1, 2, 3]), np.ones(5, bool)
+    for s, got in ((jnp.asarray(1 + 1j, jnp.complex64), "complex64"), (True, "bool")):
+        with pytest.raises(TypeError, match=f"strength must be a real scalar, got traced {got}"):
+            jax.jit(lambda s: zero_jax.challenger_rewards(p, c, v, s))(s)
+
+
+def test_64_bit_jax_ids_with_x64_off_are_checked_then_narrowed():
+    """JAX int64 / uint64 ids made while x64 was on and used with it off: in range they
+    give the answers of the same NumPy ids (they were passed on 64-bit, and split or
+    overflowed in the kernels); out of range they raise; traced by a jit or vmap, where
+    their values cannot be checked, they raise saying to narrow them first."""
+    with jax.enable_x64(True):
+        ids, big = jnp.array([0, 1, 1, 2]), jnp.arange(200) % 5
+        answers, uids = jnp.array([[0, 1, 1], [2, 2, 0]]), jnp.array([0, 1, 1, 2], jnp.uint64)
+        wide = jnp.array([[2**32 + 1, 1, 1]])
+    with jax.enable_x64(False):
+        for x in (ids, big, uids):
+            np.testing.assert_array_equal(
+                zero_jax.cluster_sizes(x), zero_jax.cluster_sizes(np.asarray(x))
+            )
+        assert zero_jax.cluster_sizes(ids, 3).tolist() == [1, 2, 2, 1]
+        p, valid = jnp.full(4, 0.5), jnp.ones(4, bool)
+        assert zero_jax.challenger_rewards(p, ids, valid, num_clusters=3).tolist() == [
+            0.75, 0.5, 0.5, 0.75
+        ]
+        for n in (3, 2**31):
+            labels, counts = zero_jax.majority_vote(answers, n)
+            assert (labels.tolist(), counts.tolist()) == ([1, 2], [2, 2])
+        with pytest.raises(ValueError, match="answers has values outside the int32 range"):
+            zero_jax.majority_vote(wide, 3)
+        placements = (
+            lambda a: jax.jit(lambda a: zero_jax.majority_vote(a, 3))(a),
+            lambda a: jax.vmap(lambda a: zero_jax.majority_vote(a[None], 3))(a),
+            lambda a: zero_jax.checked(jax.jit(lambda a: zero_jax.majority_vote(a, 3)))(a),
+        )
+        for place in placements:
+            for a in (wide, answers):
+                with pytest.raises(ValueError, match=r"answers \(int64\) is traced by a jit"):
+                    place(a)
+
+
 def test_static_ints_too_large_for_their_use():
     """A static int beyond what its use can hold raises a ValueError naming it, or gives
     the exact answer."""

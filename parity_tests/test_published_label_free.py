@@ -781,3 +781,30 @@ def test_self_certainty_both_routes_of_the_jax_kernel(dtype, spread, floor, tol)
     hidden[masked[0], masked[1], 5] = np.inf
     np.testing.assert_array_equal(np.asarray(zero_jax.self_certainty(hidden, mask)),
                                   np.asarray(zero_jax.self_certainty(logits, mask)))
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
+@pytest.mark.parametrize("fn", ["self_certainty", "token_entropy"])
+def test_a_row_s_logits_never_change_another_row(fn, x64):
+    """An invalid logit (inf, NaN) or a large offset in one row leaves the other rows
+    bit for bit as in the clean call, eagerly and under vmap: self_certainty's route is
+    chosen for the whole call, and its shifted route keeps every token in range on its
+    unshifted value (a valid row moved by 1 ulp before)."""
+    import jax
+
+    f = getattr(zero_jax, fn)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    mask = np.ones((3, 4), bool)
+    with jax.enable_x64(x64):
+        clean = np.asarray(f(x, mask))
+        for change in (np.inf, np.nan, "offset"):
+            bad = x.copy()
+            if change == "offset":
+                bad[1] += 1000
+            else:
+                bad[1, 2, 3] = change
+            for got in (np.asarray(f(bad, mask)),
+                        np.asarray(jax.vmap(f)(np.stack([x, bad]), np.stack([mask, mask])))[1]):
+                np.testing.assert_array_equal(got[[0, 2]], clean[[0, 2]], err_msg=str(change))
+                assert np.isnan(got[1]) == (change != "offset")

@@ -38,6 +38,12 @@ WIDE_IDS = (
     "(jax.config.update('jax_enable_x64', True)) or map the ids to dense ids first "
     "(np.unique(x, return_inverse=True))"
 )
+WIDE_TRACED_IDS = (
+    "{name} ({dtype}) is traced by a jit or vmap while x64 is disabled: JAX "
+    "truncates its values to 32 bits and they cannot be checked there; give the "
+    "transform 32-bit ids (check their range, then x.astype(jnp.int32)), or enable x64 "
+    "(jax.config.update('jax_enable_x64', True))"
+)
 WIDE_LABELS = (
     "num_answers={count} allows labels beyond the range of the {dtype} labels "
     "{library} returns: use answer ids below {limit}{hint}"

@@ -117,6 +117,21 @@ def _count(name: str, x: Any) -> int:
     return value
 
 
+def real_kind(kind: str, name: str) -> bool:
+    """Whether a NumPy dtype (by its ``kind`` and ``name``) holds real numbers that a
+    real hyper-parameter accepts: integers and floats, bfloat16 included."""
+    return kind in "iuf" or name == "bfloat16"
+
+
+def python_real(x: Any) -> float:
+    """``float(x)``; an int beyond the float range becomes an infinity (refused as out
+    of range by :func:`hyper_values`, not an ``OverflowError``)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+
+
 def hyper_values(
     spec: Contract | str,
     values: Mapping[str, Any],
@@ -161,9 +176,9 @@ def hyper_values(
                 raise ValueError(msg.TOO_SMALL.format(name=name, low=int(h.lo), value=v))
             out[name] = v
         else:
-            if type(value) is not str or value not in h.choices:
+            if not isinstance(value, str) or value not in h.choices:
                 raise ValueError(msg.CHOICE.format(name=name, allowed=h.choices, value=value))
-            out[name] = value
+            out[name] = str(value)  # a str subclass (np.str_) as the plain string
     for order in spec.constraints:
         lo, hi = out[order.low], out[order.high]
         if type(lo) is float and type(hi) is float and lo > hi:

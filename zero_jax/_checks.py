@@ -160,7 +160,9 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     optional argument; a required one is refused by the kernel).  Anything else is
     converted with :func:`numpy.asarray` then :func:`jax.numpy.asarray`.  With x64 off,
     64-bit integer ids outside the 32-bit range raise ``ValueError`` whether they come
-    as NumPy arrays or as JAX arrays made while x64 was on.
+    as NumPy arrays or as JAX arrays made while x64 was on, and the others become
+    32-bit; such a JAX array traced by a jit or vmap (its values unknown) raises
+    ``ValueError`` saying to narrow it outside the transform.
     """
     spec = CONTRACTS[contract] if isinstance(contract, str) else contract
     return tuple([_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True)])
@@ -168,13 +170,15 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
 
 def _to_array(name: str, x: Any) -> Any:
     if isinstance(x, jax.Array):
-        dtype = x.dtype
-        if dtype.itemsize == 8 and dtype.kind in "iu" and not isinstance(x, jax.core.Tracer) and (
-            int_dtype() != np.int64
-        ):  # 64-bit ids made while x64 was on, used with x64 off
-            for shard in x.addressable_shards:
-                _check_narrow(name, np.asarray(shard.data))
-        return x
+        if not _wide_ints(x.dtype):
+            return x
+        # 64-bit ids made while x64 was on, used with x64 off: the kernels compute in
+        # the 32-bit ints of that setting, so the ids are checked, then narrowed
+        if isinstance(x, jax.core.Tracer):  # inside a jit or vmap: values unknown
+            raise ValueError(msg.WIDE_TRACED_IDS.format(name=name, dtype=x.dtype.name))
+        for shard in x.addressable_shards:
+            _check_narrow(name, np.asarray(shard.data))
+        return x.astype(_narrow(x.dtype))
     if x is None:
         return None
     if isinstance(x, (str, bytes)):
@@ -197,8 +201,12 @@ def _wide_ints(dtype: Any) -> bool:
     )
 
 
+def _narrow(dtype: Any) -> type[np.integer[Any]]:
+    return np.int32 if np.dtype(dtype).kind == "i" else np.uint32
+
+
 def _check_narrow(name: str, arr: np.ndarray) -> None:
-    narrow = np.int32 if arr.dtype.kind == "i" else np.uint32
+    narrow = _narrow(arr.dtype)
     info = np.iinfo(narrow)
     if arr.size and (arr.min() < info.min or arr.max() > info.max):
         raise ValueError(msg.WIDE_IDS.format(name=name, dtype=np.dtype(narrow).name))
@@ -256,16 +264,20 @@ def _check_arrays(spec: Contract, values: tuple[Any, ...]) -> None:
 def _number(name: str, x: Any) -> float | None:
     """The Python value of a real hyper-parameter, or None when it is traced."""
     if isinstance(x, jax.core.Tracer):
-        if x.shape != () or not jnp.issubdtype(x.dtype, jnp.number):
+        if x.shape != ():
             raise TypeError(msg.NOT_SCALAR_SHAPE.format(name=name, got=tuple(x.shape)))
+        if not (jnp.issubdtype(x.dtype, jnp.integer) or jnp.issubdtype(x.dtype, jnp.floating)):
+            raise TypeError(msg.NOT_SCALAR.format(name=name, got=f"traced {x.dtype.name}"))
         return None
     if isinstance(x, (bool, str, bytes)) or x is None:
         raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
+    if isinstance(x, int):  # any size
+        return V.python_real(x)
     try:
         arr = np.asarray(x)  # Python and NumPy numbers, 0-d NumPy and JAX arrays
     except (TypeError, ValueError):
         raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__)) from None
-    if arr.shape != () or arr.dtype.kind not in "iuf":
+    if arr.shape != () or not V.real_kind(arr.dtype.kind, arr.dtype.name):
         raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
     return float(arr)
 

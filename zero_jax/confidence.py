@@ -109,7 +109,9 @@ def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     ulps of the result (``1000 + 0.01 * arange(7)`` lost 116 float32 ulps, 74 at
     offset 80).  That also covers a logit above ~88 in float32 (~709 in float64), all
     of a token's logits below about -46, and a non-finite logit.  Masked tokens never
-    decide it (under ``vmap`` both routes run, as ``lax.cond`` does there).
+    decide it (under ``vmap`` both routes run, as ``lax.cond`` does there), and on the
+    shifted route the tokens in range keep their unshifted value: a row's result never
+    depends on the other rows.
 
     The check reads only the sum, folded into the pass's one output as arithmetic,
     ``+ 0 * log(sum - low) + 0 * log(high - sum)``, which is 0 in range and NaN
@@ -131,13 +133,16 @@ def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     return out
 
 
-def _shifted(logits: jax.Array, _: jax.Array) -> jax.Array:
+def _shifted(logits: jax.Array, fast: jax.Array) -> jax.Array:
     """``log sum exp(x - max) + mean(max - x)`` per token, as the torch twin computes
-    it: two non-negative terms, so nothing cancels at any offset."""
+    it: two non-negative terms, so nothing cancels at any offset.  A token whose
+    unshifted value ``fast`` is in range keeps it, so that each token's value (and so
+    each row's) is the same whichever route the call takes."""
     x, top = _top(logits)
     log_sum = jnp.log(jnp.sum(jnp.exp(x - top), axis=-1))
     top = _after(top, log_sum)
-    return log_sum + jnp.mean(top - x, axis=-1)
+    shifted = log_sum + jnp.mean(top - x, axis=-1)
+    return jnp.where(jnp.isfinite(fast), fast, shifted)
 
 
 def _poisoned_mean(per_token: jax.Array, mask: jax.Array) -> jax.Array:

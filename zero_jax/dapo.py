@@ -29,7 +29,9 @@ def overlong_penalty(lengths: Any, max_length: float, cache: float) -> jax.Array
 
     The penalty falls linearly from 0 to -1 over the last ``cache`` tokens before
     ``max_length`` and is -1 beyond it (TRL's ``get_soft_overlong_punishment``).
-    ``cache = 0`` is the hard cut-off.  A negative length gives NaN.
+    ``cache = 0`` is the hard cut-off.  A negative length gives NaN.  Lengths and
+    hyper-parameters are compared in the output dtype: with x64 off, exactly up to
+    2**24 = 16,777,216 tokens.
 
     Args:
       lengths: integer ``[B]`` response lengths in tokens.

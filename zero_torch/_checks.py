@@ -73,10 +73,12 @@ def _number(name: str, x: Any) -> float:
         if x.ndim != 0 or x.dtype == torch.bool or x.dtype.is_complex:
             raise TypeError(msg.NOT_SCALAR_TENSOR.format(name=name, got=tuple(x.shape)))
         return float(x)
-    if isinstance(x, np.ndarray) and x.shape == () and x.dtype.kind in "iuf":
+    if isinstance(x, np.ndarray) and x.shape == () and V.real_kind(x.dtype.kind, x.dtype.name):
         return float(x)
     if isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)):
-        return float(x)
+        return V.python_real(x)
+    if isinstance(x, np.generic) and V.real_kind(x.dtype.kind, x.dtype.name):
+        return float(x)  # an ml_dtypes scalar (bfloat16) is not a numbers.Real
     raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
 
 
