@@ -305,3 +305,20 @@ def test_shares_and_length_penalty_are_correctly_rounded():
     np.testing.assert_array_equal(
         np.asarray(zero_jax.proposer_rewards(delta, lengths, delta, v)), expected
     )
+
+
+def test_one_hot_vote_over_a_wide_alphabet_stays_within_the_table_rule():
+    """``method="one_hot"`` with K = 5000 samples and num_answers = 2**22: the table
+    (B x num_answers = 4M) is within the documented limit, but a [B, K, num_answers]
+    comparison is 2e10 entries (XLA asked for 86 GB); the vote is the oracle's."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 2**22, size=(1, 5000))
+    a[0, :7] = 123_456  # the only id drawn more than twice (the next is at most 2)
+    labels, p = oracle.consensus(a)
+    assert labels.tolist() == [123_456]
+    for method in ("one_hot", "segment_sum"):
+        jl, jp = zero_jax.consensus(a, 2**22, method=method)
+        assert jl.tolist() == labels.tolist(), method
+        np.testing.assert_allclose(jp, p, rtol=1e-6)
+    tl, _ = zero_torch.consensus(T(a), 2**22, method="one_hot")
+    assert tl.tolist() == labels.tolist()

@@ -99,3 +99,41 @@ def test_113_solver_examples(backend):
     answers = t([[4, 4, 5]])
     out = z.solver_rewards(answers, t([[False, True, True]]), 6, alpha=0.9)
     np.testing.assert_allclose(f64(out), [[0.9, 1.0, 0.1]], atol=1e-12)
+
+
+def test_113_coder_penalties_are_the_published_decimals():
+    """-0.1 - 0.05 is -0.15000000000000002 in binary; the paper's -0.15 is exact in
+    float64 (torch, JAX with x64) and the float32 nearest to it otherwise."""
+    import jax
+
+    args = ([False, False, True], [0.0, 0.0, 0.8], [0.0, 0.0, 0.5], [True, False, True])
+    want = [-0.15, -0.1, 2.25]  # executed with a syntax error: 1 + 0.8 + 0.5 - 0.05
+    got = zero_torch.coder_rewards(*(torch.tensor(a, dtype=torch.float64) if i in (1, 2)
+                                     else torch.tensor(a) for i, a in enumerate(args)))
+    assert got.tolist()[:2] == want[:2]
+    for x64, dtype in ((True, np.float64), (False, np.float32)):
+        with jax.enable_x64(x64):
+            got = zero_jax.coder_rewards(*(np.asarray(a, dtype) if i in (1, 2) else np.asarray(a)
+                                           for i, a in enumerate(args)))
+            np.testing.assert_array_equal(np.asarray(got)[:2], np.asarray(want[:2], dtype))
+            np.testing.assert_allclose(np.asarray(got)[2], 2.25, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_109_half_precision_delta_is_rounded_once(backend, dtype):
+    """The per-token differences are taken in float32 too: ``6.125 - (-4.21875)`` and
+    ``-7.65625 - (-2.3125)`` each rounded to bfloat16 made the mean 2.515625 in torch
+    (exact mean 2.5); float16 gave 5.109375 in both twins (rounded once: 5.11328125)."""
+    import ml_dtypes
+
+    z, t = backend
+    cases = {"bfloat16": ([[6.125, -7.65625]], [[-4.21875, -2.3125]]),
+             "float16": ([[0.1441650390625, 8.875]], [[-2.421875, 1.2177734375]])}
+    base, hinted = cases[dtype]
+    exact = np.mean(np.subtract(base, hinted, dtype=np.float64))
+    narrow = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    want = float(np.float64(exact).astype(narrow))
+    typ = {"bfloat16": (jnp.bfloat16, torch.bfloat16), "float16": (jnp.float16, torch.float16)}
+    half = typ[dtype][0 if z is zero_jax else 1]
+    got = z.hint_delta(t(base, half), t(hinted, half), t([[True, True]]))
+    assert float(got[0]) == want

@@ -453,6 +453,7 @@ def test_coder_equals_core(stack, lib):
     )
     np.testing.assert_array_equal(got, core(lib, "coder_rewards", *args))
     np.testing.assert_allclose(got, [1.75, -0.15, 2.05, -0.1], atol=1e-12)
+    assert got[1] == -0.15  # the published constant, not -0.1 - 0.05 in binary
 
 
 # ------------------------------------------------- no reward formula in zero_stacks
@@ -574,7 +575,7 @@ REVIEWED_ARITHMETIC = {
 ARRAY_CALLS = {
     "array", "asarray", "ascontiguousarray", "concatenate", "flatnonzero", "repeat",
     "where", "zeros", "zeros_like", "issubdtype", "from_numpy", "float64", "int64",
-    "bool_", "floating", "ndarray", "Tensor", "as_tensor", "isnan",
+    "bool_", "floating", "ndarray", "Tensor", "as_tensor", "isnan", "bfloat16", "int16",
 }  # fmt: skip
 #: Functions handed to a stack, never called in zero_stacks: Tunix's metric_fns return
 #: ``(value, aggregation)`` and Tunix aggregates a metric over its buffered values.
@@ -865,6 +866,80 @@ def test_trl_preset_reproduces_trl(scale):
     torch.testing.assert_close(got, _trl_formula(rewards, 4, scale), rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="scale_rewards"):
         ztrl.group_advantages(rewards, 4, "std")
+    if scale != "batch":  # GRPOConfig reads True as "group" and False as "none"
+        flag = scale == "group"
+        torch.testing.assert_close(ztrl.group_advantages(rewards, 4, flag), got, rtol=0, atol=0)
+
+
+def test_trl_bfloat16_logprobs_give_the_tunix_twin_s_rewards():
+    """A bfloat16 policy's log-probs (torch tensors in TRL, JAX arrays in Tunix) are
+    rewarded like any float: the same values give the same rewards in both stacks."""
+    import jax.numpy as jnp
+
+    texts = ["<question>What is 1+1?</question><hint>add them</hint>",
+             "<question>Name a colour</question><hint>sky</hint>"]
+    gen = torch.Generator().manual_seed(3)
+    base, hinted = (torch.randn(2, 5, generator=gen).bfloat16() for _ in range(2))
+    mask = torch.ones(2, 5, dtype=torch.bool)
+    got = ztrl.ProposerReward(lambda q, h: (base, hinted, mask), 2)(["p"] * 2, texts)
+    as_jax = [jnp.asarray(t.float().numpy(), jnp.bfloat16) for t in (base, hinted)]
+    want = ztunix.ProposerReward(lambda q, h: (*as_jax, mask.numpy()), 2)(["p"] * 2, texts)
+    np.testing.assert_array_equal(got, want)  # bfloat16 results, bit for bit
+
+
+@pytest.mark.parametrize("stack, lib", STACKS)
+def test_invalid_data_raises_the_same_error_in_both_stacks(stack, lib):
+    """Tunix's reward manager sums rewards with nansum, so a NaN reward would become an
+    ordinary 0.0: the Tunix rewards raise on invalid data, as the TRL ones do."""
+    texts = ["<question>What is 1+1?</question><hint>add them</hint>",
+             "<question>Name a colour</question><hint>sky</hint>"]
+
+    def logprobs(questions, hints):
+        base = np.full((len(questions), 3), -1.0)
+        base[0, 1] = -np.inf
+        return base, np.full((len(questions), 3), -0.5), np.ones((len(questions), 3), bool)
+
+    with pytest.raises(ValueError, match="^base_logp must be finite$"):
+        stack.ProposerReward(logprobs, 2)(["p", "p"], texts)
+    feedback = [zero_stacks.CoderFeedback(True, 1.5, 0.5, False)] * 2
+    with pytest.raises(ValueError, match=r"^easy_accuracy must lie in \[0, 1\] where executed$"):
+        stack.CoderReward(lambda codes: feedback, 2)(["a", "a"], ["c", "c"])
+
+
+class _Model:
+    training = True
+
+
+class _GRPOTrainer:
+    """What a reward can reach of TRL's GRPOTrainer: ``log_metric`` is its bound method,
+    and TRL's own rule picks the group size (``num_generations`` in training,
+    ``num_generations_eval`` in evaluation, by ``model.training``)."""
+
+    def __init__(self, num_generations: int, num_generations_eval: int) -> None:
+        self.num_generations, self.num_generations_eval = num_generations, num_generations_eval
+        self.model = _Model()
+        self.logged: list[tuple[str, float]] = []
+
+    def _log_metric(self, name: str, value: float) -> None:
+        self.logged.append((name, value))
+
+
+def test_trl_rewards_vote_over_the_trainer_s_eval_groups():
+    answers = ["1", "1", "2", "3", "2", "2", "2", "4"]
+    completions = [f"\\boxed{{{a}}}" for a in answers]
+    trainer = _GRPOTrainer(4, 8)
+    call = {"prompts": ["a"] * 8, "completions": completions, "log_metric": trainer._log_metric}
+    four, eight = ztrl.SolverReward(num_generations=4), ztrl.SolverReward(num_generations=8)
+    by_four = four(prompts=["a"] * 8, completions=completions)
+    by_eight = eight(prompts=["a"] * 8, completions=completions)
+    assert by_four == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0]  # two votes of four
+    assert by_eight == [0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0]  # the group's vote: 2
+    assert four(**call) == by_four  # training: groups of num_generations
+    trainer.model.training = False
+    assert four(**call) == by_eight  # evaluation: groups of num_generations_eval
+    with pytest.raises(ValueError, match="num_generations=8 given to the reward differs from "
+                                         "GRPOConfig.num_generations=4"):
+        eight(**call)
 
 
 # ------------------------------------------------------------ layering
@@ -928,3 +1003,14 @@ def test_examples_train_a_few_steps(tmp_path):
     trl = json.loads((tmp_path / "trl_grpo.json").read_text())
     assert trl["advantage_preset"] == zero_torch.ADVANTAGE_PRESETS["trl"]
     assert trl["max_abs_diff_vs_trl_advantages"] < 1e-5  # ADVANTAGE_PRESETS["trl"] == TRL's
+
+
+@pytest.mark.parametrize("stack, lib", STACKS)
+def test_coder_scores_may_be_none_where_they_are_not_read(stack, lib):
+    """An unexecuted program has no visual scores: None is accepted there (read as
+    absent), and refused for an executed one."""
+    feedback = [(False, None, None, True), (True, 0.5, 0.25, False)]
+    got = stack.CoderReward(lambda codes: feedback, 2)(["a", "a"], ["c", "c"])
+    np.testing.assert_array_equal(got, [-0.15, 1.75])
+    with pytest.raises(TypeError):
+        stack.CoderReward(lambda codes: [(True, None, 0.5, False)] * 2, 2)(["a", "a"], ["c"] * 2)

@@ -56,7 +56,8 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
 def _hint_delta(base: jax.Array, hinted: jax.Array, mask: jax.Array) -> jax.Array:
     bad = _c.invalid("hint_delta", base_logp=base, hinted_logp=hinted)
     dtype = jnp.result_type(base, hinted)
-    delta = mean_kept(base.astype(dtype) - hinted.astype(dtype), mask)
+    acc = _c.compute_dtype(dtype)  # half precision: the difference too, rounded once
+    delta = mean_kept(base.astype(acc) - hinted.astype(acc), mask).astype(dtype)
     return _c.poison(delta, jnp.any(bad["base_logp"] | bad["hinted_logp"], axis=-1))
 
 

@@ -70,8 +70,12 @@ def _coder(
     # the data rules read from the math (see _checks): min(x, 1 - x) >= 0 exactly when x
     # lies in [0, 1] (NaN propagates), and an unexecuted render's scores are not read
     valid = (hedge >= 0) & (jnp.minimum(easy, 1 - easy) >= 0)
-    reward = jnp.where(executed, jnp.where(valid, success, jnp.nan), -0.1)
-    reward = jnp.where(syntax_error, reward - 0.05, reward)
+    # an unexecuted render with a syntax error earns the constant -0.15 (-0.1 - 0.05 in
+    # binary is -0.15000000000000002)
+    failed = jnp.where(syntax_error, -0.15, -0.1).astype(dtype)
+    executed_reward = jnp.where(valid, success, jnp.nan)
+    executed_reward = jnp.where(syntax_error, executed_reward - 0.05, executed_reward)
+    reward = jnp.where(executed, executed_reward, failed)
     return lax.stop_gradient(reward.astype(out))
 
 

@@ -115,8 +115,12 @@ def vote(answers: jax.Array, num_answers: int, method: str = "auto") -> tuple[ja
     alphabet = vote_alphabet(num_answers, int(np.iinfo(answers.dtype).max))
     if method not in VOTE_METHODS:
         raise ValueError(msg.CHOICE.format(name="method", allowed=VOTE_METHODS, value=method))
-    table_guard(method, int(np.prod(answers.shape[:-1])), alphabet)
-    if method == "one_hot":
+    rows = int(np.prod(answers.shape[:-1]))
+    table_guard(method, rows, alphabet)
+    # one_hot compares every sample with every id, which XLA may hold as a [B, K,
+    # alphabet] array: beyond MAX_TABLE of those it counts as segment_sum does (the
+    # same table, so the same vote), in [B, alphabet] memory
+    if method == "one_hot" and rows * k * alphabet <= MAX_TABLE:
         ids = jnp.arange(alphabet, dtype=jnp.int32)
         table = jnp.sum(answers.astype(jnp.int32)[..., :, None] == ids, axis=-2, dtype=jnp.int32)
         if packed is not None:

@@ -84,7 +84,8 @@ def challenger_rewards(
     ``|C_i|`` counts the proposals of the whole batch (valid or not) that share
     proposal ``i``'s cluster id, and ``B`` is the batch size: invalid rows stay in
     the denominator, only the reward is gated.  A row with an invalid score or
-    cluster id gives NaN; the other rows count it in ``B`` but in no cluster.
+    cluster id gives NaN; the other rows count it in ``B``, and in its cluster when
+    only its score is invalid (an invalid cluster id matches no valid one).
 
     Args:
       consistency: float ``[B]`` in ``[0, 1]``, the solver's self-consistency.

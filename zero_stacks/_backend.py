@@ -25,18 +25,37 @@ class Backend:
     lib: Any
     to_array: Callable[[np.ndarray], Any]
     to_numpy: Callable[[Any], np.ndarray]
+    #: ``zero_jax.checked`` for zero_jax, whose plain calls mark invalid data with NaN
+    #: / -1 instead of raising (zero_torch raises by itself).
+    checked: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None
 
     def run(self, fn: str, *args: Any, **kwargs: Any) -> Any:
         """``lib.<fn>(*args, **kwargs)`` on converted arrays, NumPy result(s) back (a
-        NamedTuple result keeps its type, its fields as NumPy arrays)."""
+        NamedTuple result keeps its type, its fields as NumPy arrays).
+
+        Invalid data raises the library's ``ValueError`` with either library: a
+        zero_jax result holding NaN or a negative integer (its mark for invalid data)
+        is computed again under ``checked``, which raises the torch twin's message
+        when a data rule fails (and returns otherwise: a NaN that valid data gives).
+        A stack never receives a NaN reward for invalid data (Tunix's reward manager
+        would sum it as 0)."""
         conv = [self.to_array(a) if isinstance(a, np.ndarray) else a for a in args]
         out = getattr(self.lib, fn)(*conv, **kwargs)
-        if isinstance(out, tuple):
-            values = [self.to_numpy(o) for o in out]
-            if hasattr(out, "_fields"):  # a NamedTuple such as zero_contracts.VoteMetrics
-                return type(out)(*values)
-            return tuple(values)
-        return self.to_numpy(out)
+        values = [self.to_numpy(o) for o in out] if isinstance(out, tuple) else [self.to_numpy(out)]
+        if self.checked is not None and any(_marked(v) for v in values):
+            self.checked(getattr(self.lib, fn))(*conv, **kwargs)
+        if not isinstance(out, tuple):
+            return values[0]
+        if hasattr(out, "_fields"):  # a NamedTuple such as zero_contracts.VoteMetrics
+            return type(out)(*values)
+        return tuple(values)
+
+
+def _marked(value: np.ndarray) -> bool:
+    """Whether a result holds zero_jax's mark of invalid data (NaN, or -1 labels)."""
+    if value.dtype.kind == "f" or value.dtype.name == "bfloat16":
+        return bool(np.isnan(value.astype(np.float64)).any())
+    return value.dtype.kind == "i" and bool((value < 0).any())
 
 
 def floats(values: np.ndarray) -> list[float]:

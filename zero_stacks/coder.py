@@ -19,14 +19,22 @@ class CoderFeedback(NamedTuple):
 
     ``executed``: the program ran and rendered; ``easy_accuracy``: share of easy
     questions the solver answered correctly on the rendering (ignored when not
-    executed); ``consistency``: the solver's majority share on the hard question
-    (ignored when not executed); ``syntax_error``: the program did not parse.
+    executed, where it may be None); ``consistency``: the solver's majority share on
+    the hard question (ignored when not executed, where it may be None);
+    ``syntax_error``: the program did not parse.
     """
 
     executed: bool
-    easy_accuracy: float
-    consistency: float
+    easy_accuracy: float | None
+    consistency: float | None
     syntax_error: bool
+
+
+def _score(value: float | None, executed: bool) -> float:
+    """A visual score as a float; None (no score) only where it is not read."""
+    if value is None and not executed:
+        return float("nan")
+    return float(value)  # type: ignore[arg-type]  # None when executed: a TypeError
 
 
 #: ``execute(codes)``: one :class:`CoderFeedback` (or mapping / 4-tuple) per program.
@@ -76,8 +84,8 @@ class CoderReward(StackReward):
             self.run(
                 "coder_rewards",
                 np.array([bool(f.executed) for f in fb]),
-                np.array([float(f.easy_accuracy) for f in fb], dtype=np.float64),
-                np.array([float(f.consistency) for f in fb], dtype=np.float64),
+                np.array([_score(f.easy_accuracy, f.executed) for f in fb], dtype=np.float64),
+                np.array([_score(f.consistency, f.executed) for f in fb], dtype=np.float64),
                 np.array([bool(f.syntax_error) for f in fb]),
             )
         )

@@ -18,9 +18,11 @@ lower-case names ``solver_reward`` ... are the same classes), and so are
 ``completion_ids`` TRL passes) and :class:`VoteDiagnostics` (TTRL's vote
 diagnostics against a truth column, logged through TRL's ``log_metric``; it
 returns zeros).  TRL does not tell
-reward functions its ``num_generations``: give the same value to the reward.
-Online votes need each prompt's whole group in one call, which holds on one
-process; the rewards raise a ``ValueError`` when a group is split.
+reward functions its ``num_generations``: give the same value to the reward (inside
+a ``GRPOTrainer`` the rewards check it, and in evaluation they vote over groups of
+``num_generations_eval``, as the trainer samples them).  Online votes need each
+prompt's whole group in one call, which holds on one process; the rewards raise a
+``ValueError`` when a group is split.
 
 TRL computes advantages itself; :data:`TRL_PRESETS` names the
 ``zero_torch.ADVANTAGE_PRESETS`` entry that reproduces each ``scale_rewards``
@@ -33,14 +35,17 @@ TRL.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import torch
 
 import zero_torch
-from zero_stacks import challenger, coder, overlong, proposer, solver, votes
+from zero_stacks import base, challenger, coder, overlong, proposer, solver, votes
 from zero_stacks._backend import Backend, floats
+from zero_stacks._batch import Batch
 from zero_stacks._checks import check_count
 from zero_stacks.coder import CoderFeedback
 
@@ -80,38 +85,90 @@ AGGREGATIONS = ("sum_then_normalize", "normalize_then_sum")
 
 
 def _to_numpy(x: Any) -> np.ndarray:
-    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+    if not isinstance(x, torch.Tensor):
+        return np.asarray(x)
+    x = x.detach().cpu()
+    if x.dtype == torch.bfloat16:  # NumPy has no bfloat16: the same bits as ml_dtypes'
+        return x.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return x.numpy()
+
+
+def _from_numpy(x: np.ndarray) -> torch.Tensor:
+    if x.dtype == ml_dtypes.bfloat16:
+        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(x)
 
 
 #: zero_torch, the library every reward of this module computes with.
-BACKEND = Backend("zero_torch", zero_torch, torch.from_numpy, _to_numpy)
+BACKEND = Backend("zero_torch", zero_torch, _from_numpy, _to_numpy)
 
 
-class SolverReward(solver.SolverReward):
+def _trainer_group_sizes(columns: Mapping[str, Any]) -> tuple[int, int] | None:
+    """``(num_generations, group size of this call)`` of the ``GRPOTrainer`` calling a
+    reward, or None outside one.  TRL passes neither to reward functions, but its
+    ``log_metric`` is the trainer's bound method; the size of the call is TRL's own
+    rule: ``num_generations`` in training, ``num_generations_eval`` in evaluation."""
+    trainer = getattr(columns.get("log_metric"), "__self__", None)
+    model = getattr(trainer, "model", None)
+    train, current = getattr(trainer, "num_generations", None), getattr(
+        trainer, "num_generations_eval", None
+    )
+    if not isinstance(train, int) or model is None:
+        return None
+    if getattr(model, "training", True) or not isinstance(current, int):
+        current = train
+    return train, current
+
+
+class _InTrainer(base.StackReward):
+    """A reward that takes its group size from the ``GRPOTrainer`` calling it, so that
+    evaluation with ``num_generations_eval`` votes over each prompt's whole eval group
+    (the reward's own ``num_generations`` must equal the trainer's)."""
+
+    def batch(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        num_generations: int | None,
+        columns: Mapping[str, Any],
+    ) -> Batch:
+        sizes = _trainer_group_sizes(columns)
+        if sizes is None or num_generations is not None or not self.grouped:
+            return super().batch(prompts, completions, num_generations, columns)
+        train, current = sizes
+        if self.num_generations is not None and self.num_generations != train:
+            raise ValueError(
+                f"num_generations={self.num_generations} given to the reward differs from "
+                f"GRPOConfig.num_generations={train}"
+            )
+        return Batch.check(prompts, completions, current, columns)
+
+
+class SolverReward(_InTrainer, solver.SolverReward):
     """:class:`zero_stacks.solver.SolverReward` (R-Zero / MM-Zero solver) with zero_torch."""
 
     backend = BACKEND
 
 
-class ChallengerReward(challenger.ChallengerReward):
+class ChallengerReward(_InTrainer, challenger.ChallengerReward):
     """:class:`zero_stacks.challenger.ChallengerReward` (R-Zero) with zero_torch."""
 
     backend = BACKEND
 
 
-class ProposerReward(proposer.ProposerReward):
+class ProposerReward(_InTrainer, proposer.ProposerReward):
     """:class:`zero_stacks.proposer.ProposerReward` (G-Zero) with zero_torch."""
 
     backend = BACKEND
 
 
-class CoderReward(coder.CoderReward):
+class CoderReward(_InTrainer, coder.CoderReward):
     """:class:`zero_stacks.coder.CoderReward` (MM-Zero) with zero_torch."""
 
     backend = BACKEND
 
 
-class OverlongPenalty(overlong.OverlongPenalty):
+class OverlongPenalty(_InTrainer, overlong.OverlongPenalty):
     """:class:`zero_stacks.overlong.OverlongPenalty` (DAPO Eq. 13) with zero_torch.
 
     ``OverlongPenalty(max_length, cache)`` reads the lengths from the
@@ -122,7 +179,7 @@ class OverlongPenalty(overlong.OverlongPenalty):
     backend = BACKEND
 
 
-class VoteDiagnostics(votes.VoteDiagnostics):
+class VoteDiagnostics(_InTrainer, votes.VoteDiagnostics):
     """:class:`zero_stacks.votes.VoteDiagnostics` (TTRL) as a TRL reward function.
 
     ``VoteDiagnostics(num_generations, truth_column="answer")`` in
@@ -157,27 +214,25 @@ coder_reward = CoderReward
 
 
 def group_advantages(
-    rewards: torch.Tensor, num_generations: int, scale_rewards: str = "group"
+    rewards: torch.Tensor, num_generations: int, scale_rewards: str | bool = "group"
 ) -> torch.Tensor:
     """``GRPOTrainer``'s advantages of flat ``[B * G]`` rewards, from zero_torch.
 
     ``zero_torch.group_advantages(rewards.view(-1, G), **ADVANTAGE_PRESETS[p])``
-    with ``p = TRL_PRESETS[scale_rewards]``, flattened.  Equal to TRL's own
+    with ``p = TRL_PRESETS[scale_rewards]`` (``True`` / ``False`` as ``GRPOConfig``
+    reads them: ``"group"`` / ``"none"``), flattened.  Equal to TRL's own
     computation (``sum_then_normalize``, one process, no NaN rewards) up to float
     rounding, except that all-equal groups get exactly 0.
     """
     g = check_count(num_generations, "num_generations")
-    if scale_rewards not in TRL_PRESETS:
-        raise ValueError(
-            f"scale_rewards must be one of {sorted(TRL_PRESETS)}, got {scale_rewards!r}"
-        )
+    scale = _scale(scale_rewards)
     if not isinstance(rewards, torch.Tensor) or rewards.ndim != 1:
         raise TypeError("rewards must be a flat [B * num_generations] torch.Tensor")
     if rewards.numel() == 0 or rewards.numel() % g:
         raise ValueError(
             f"rewards has {rewards.numel()} entries, not a positive multiple of num_generations={g}"
         )
-    preset = zero_torch.ADVANTAGE_PRESETS[TRL_PRESETS[scale_rewards]]
+    preset = zero_torch.ADVANTAGE_PRESETS[TRL_PRESETS[scale]]
     return zero_torch.group_advantages(rewards.view(-1, g), **preset).reshape(-1)
 
 

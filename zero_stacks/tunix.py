@@ -74,7 +74,7 @@ def _same(x: np.ndarray) -> np.ndarray:
 
 
 #: zero_jax, the library every reward of this module computes with.
-BACKEND = Backend("zero_jax", zero_jax, _same, np.asarray)
+BACKEND = Backend("zero_jax", zero_jax, _same, np.asarray, checked=zero_jax.checked)
 
 
 class SolverReward(solver.SolverReward):

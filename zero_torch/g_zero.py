@@ -35,7 +35,8 @@ def hint_delta(
     base, hinted, m = _c.arrays("hint_delta", base_logp, hinted_logp, mask)
     _c.data_checks("hint_delta", base_logp=base, hinted_logp=hinted)
     dtype = torch.result_type(base, hinted)
-    return mean_kept(base.to(dtype) - hinted.to(dtype), m)
+    acc = _c.compute_dtype(dtype)  # half precision: the difference too, rounded once
+    return mean_kept(base.to(acc) - hinted.to(acc), m).to(dtype)
 
 
 @torch.no_grad()

@@ -44,7 +44,10 @@ def coder_rewards(
     dtype = _c.compute_dtype(out)
     s, c = s.to(dtype), c.to(dtype)
     success = 1 + s + torch.minimum(c, 1 - c)
-    reward = torch.where(e, success, torch.full_like(s, -0.1)) - 0.05 * x.to(dtype)
+    # an unexecuted render with a syntax error earns the constant -0.15 (-0.1 - 0.05 in
+    # binary is -0.15000000000000002)
+    failed = torch.where(x, torch.full_like(s, -0.15), torch.full_like(s, -0.1))
+    reward = torch.where(e, success - 0.05 * x.to(dtype), failed)
     return reward.to(out)
 
 
