@@ -40,10 +40,11 @@ class Backend:
         A stack never receives a NaN reward for invalid data (Tunix's reward manager
         would sum it as 0)."""
         conv = [self.to_array(a) if isinstance(a, np.ndarray) else a for a in args]
-        out = getattr(self.lib, fn)(*conv, **kwargs)
+        call = getattr(self.lib, fn)
+        out = call(*conv, **kwargs)
         values = [self.to_numpy(o) for o in out] if isinstance(out, tuple) else [self.to_numpy(out)]
         if self.checked is not None and any(_marked(v) for v in values):
-            self.checked(getattr(self.lib, fn))(*conv, **kwargs)
+            self.checked(call)(*conv, **kwargs)
         if not isinstance(out, tuple):
             return values[0]
         if hasattr(out, "_fields"):  # a NamedTuple such as zero_contracts.VoteMetrics

@@ -110,9 +110,8 @@ def _trainer_group_sizes(columns: Mapping[str, Any]) -> tuple[int, int] | None:
     rule: ``num_generations`` in training, ``num_generations_eval`` in evaluation."""
     trainer = getattr(columns.get("log_metric"), "__self__", None)
     model = getattr(trainer, "model", None)
-    train, current = getattr(trainer, "num_generations", None), getattr(
-        trainer, "num_generations_eval", None
-    )
+    train = getattr(trainer, "num_generations", None)
+    current = getattr(trainer, "num_generations_eval", None)
     if not isinstance(train, int) or model is None:
         return None
     if getattr(model, "training", True) or not isinstance(current, int):
