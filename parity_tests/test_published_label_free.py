@@ -111,6 +111,17 @@ def verl_rloo(scores: np.ndarray, index: list) -> np.ndarray:
     return out
 
 
+def verl_rloo_vectorized(scores: np.ndarray, index: list) -> np.ndarray:
+    """volcengine/verl ``verl/trainer/ppo/core_algos.py``:
+    ``compute_rloo_vectorized_outcome_advantage`` (registered as "rloo_vectorized"): with
+    ``c`` the size of a response's group and ``S`` its sum, ``(c r - S) / max(c - 1, 1)``,
+    times ``c > 1`` (a group of one gets 0)."""
+    _, inv = np.unique(np.asarray(index), return_inverse=True)
+    c = np.bincount(inv)[inv].astype(scores.dtype)
+    total = np.bincount(inv, weights=scores)[inv]
+    return (c * scores - total) / np.maximum(c - 1, 1) * (c > 1)
+
+
 def _grouped(rng, g, n, dtype=np.float64, missing=0.0):
     """``[g, n]`` rewards of three kinds (binary, normal, all equal) with ``missing`` of the
     entries NaN (TRL's None rewards)."""
@@ -194,6 +205,8 @@ def test_rloo_equals_verl_except_singletons(twin):
     assert np.all(got[single] == 0.0) and np.all(want[single] == scores[single])
     raw = run(twin, "group_advantages", r, m, **{**RLOO, "singleton": "raw"})[m]
     np.testing.assert_allclose(raw, want, rtol=1e-12, atol=1e-12)
+    # verl's "rloo_vectorized" gives a lone response 0, as the preset does.
+    np.testing.assert_allclose(got, verl_rloo_vectorized(scores, index), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("twin", TWINS)

@@ -54,8 +54,9 @@ ADVANTAGE_PRESETS: dict[str, dict[str, Any]] = {
     "trl_batch": {"scale": "batch", "ddof": 1, "eps": 1e-4, "singleton": "zero"},
     # Dr. GRPO (TRL scale_rewards="none"): mean-centring only.
     "dr_grpo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero"},
-    # RLOO (TRL RLOOTrainer, verl "rloo", Tunix "rloo"): r_i minus the mean of the
-    # group's other rewards, unscaled.
+    # RLOO (TRL RLOOTrainer, verl "rloo_vectorized", Tunix "rloo"): r_i minus the
+    # mean of the group's other rewards, unscaled.  verl's older "rloo" estimator
+    # keeps a single-sample group's raw reward: add singleton="raw" for it.
     "rloo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero",
              "baseline": "leave_one_out"},
 }

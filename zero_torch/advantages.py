@@ -90,7 +90,8 @@ def group_advantages(
     (arXiv:2402.14740): ``b_gi = (S_g - r_gi) / (n_g - 1)`` over the ``n_g`` kept
     rewards, computed as ``sum_j (r_gi - r_gj) / (n_g - 1)`` in float64 and rounded
     once (the differences of identical rewards are exactly 0);
-    ``ADVANTAGE_PRESETS["rloo"]`` is TRL's, verl's and Tunix's RLOO.  Non-finite kept
+    ``ADVANTAGE_PRESETS["rloo"]`` is TRL's, Tunix's and verl's (``rloo_vectorized``;
+    verl's ``rloo`` keeps a lone sample's reward: add ``singleton="raw"``) RLOO.  Non-finite kept
     rewards raise ValueError.  Half precision is computed in float32.
 
     >>> import torch, zero_torch
