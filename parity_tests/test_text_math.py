@@ -235,7 +235,10 @@ def test_plain_numbers_start_no_process():
 @pytest.mark.parametrize(
     "answer",
     [zt.normalize_answer(TOWER), "5^{5^{5^5}}", "9^{9^{9}}", "2^{10^{7}}", "x^{5^{5^{5}}}",
-     "(10^{9})!", "(((3!)!)!)!", "123456!", "2^{200!}", "e^{10^{10}}", "1" * 301, "x" * 1001],
+     "(10^{9})!", "(((3!)!)!)!", "123456!", "2^{200!}", "e^{10^{10}}", "1" * 301, "x" * 1001,
+     # as latex2sympy / SymPy read them: 2^123 is 2**123, 10^{7}! is factorial(10**7)
+     "10^1000000000", "2^ 1234567", "10^{7}!", "10^7!", r"\left(10^{6}\right)!",
+     r"\Big(10^{6}\Big)!", "10**10**10", "2**1000000000", "2**(10**7)"],
 )
 def test_guard_flags_unbounded_answers(answer):
     assert unbounded(answer)
@@ -244,7 +247,8 @@ def test_guard_flags_unbounded_answers(answer):
 @pytest.mark.parametrize(
     "answer",
     ["x^{2}", "e^{-x^2}", "x^{y^{z}}", "2^{2^{10}}", "10^{400}", "5^5^5^5", "((3!)!)!",
-     "(n-1)!", r"2^{\pi}", r"e^{i\pi}", r"\frac{5^{3}}{2}", "2^{1000000}", "1" * 300],
+     "(n-1)!", r"2^{\pi}", r"e^{i\pi}", r"\frac{5^{3}}{2}", "2^{1000000}", "1" * 300,
+     "2^123", "x^{7}!", "10^{3}!", r"x \rightarrow 10^{3}", "2**20", "2**3**4", "n!"],
 )
 def test_guard_leaves_ordinary_answers(answer):
     assert not unbounded(answer)
@@ -376,6 +380,14 @@ def test_math_equivalent_is_bounded(warm_pool, monkeypatch):
     monkeypatch.setattr(grouping, "unbounded", lambda answer: False)
     elapsed, same = timed(lambda: zt.math_equivalent(TOWER, "3", timeout=0.5))
     assert same is False and elapsed < 0.5 + MARGIN
+
+
+def test_a_huge_timeout_means_no_practical_limit(warm_pool):
+    """Beyond threading.TIMEOUT_MAX (~9.2e9 s) the queue wait raised OverflowError."""
+    assert zt.math_equivalent("x+1", "1+x", timeout=1e10)
+    ids, _ = zt.group_answers([[box("x+1"), box("1+x"), box("x")]], equivalence="math",
+                              timeout=np.float64(1e300))
+    assert ids.tolist() == [[0, 0, 1]]
 
 
 def test_limit_and_processes_are_checked():

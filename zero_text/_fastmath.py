@@ -145,6 +145,9 @@ _MAX_FACTORIAL = 1e5  # 100000! has 456,574 digits
 _COMMAND = re.compile(r"\\[A-Za-z]+")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT_RUN = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_PY_POWER = re.compile(r"\*\*\s*([0-9.]+(?:\s*\*\*\s*[0-9.]+)*)")
+_SIZING = re.compile(r"\\(?:left|right|[Bb]igg?[lr]?)(?![A-Za-z])")
 _TOKEN = re.compile(r"\s*(?:([0-9]+(?:\.[0-9]+)?)|(\\[A-Za-z]+)|(\S))")
 _OPEN = {"{": "}", "(": ")", "[": "]"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -167,7 +170,8 @@ class _Estimator:
     Reads numbers, ``+ - * / ^ !``, ``\\cdot``, ``\\times``, ``\\div``,
     ``\\pi``, brackets and braces, ``\\frac`` / ``\\dfrac`` / ``\\tfrac`` and
     ``\\sqrt``; powers are left-associative like latex2sympy's (``a^b^c`` is
-    ``(a^b)^c``), a product may be implicit (``2(3)``). Raises :class:`_Huge`
+    ``(a^b)^c``), an unbraced exponent is read whole (``2^123`` is ``2**123``), a
+    product may be implicit (``2(3)``). Raises :class:`_Huge`
     when an exponent exceeds 10**6 or a factorial's operand 10**5 in absolute
     value, :class:`_Unknown` on anything else. Only magnitudes matter, so
     values are kept as absolute values, which bound every intermediate result.
@@ -242,10 +246,9 @@ class _Estimator:
 
     def _exponent(self) -> float:
         token = self._peek()
-        if token is not None and token[0].isdigit() and len(token) > 1 and "." not in token:
-            self.i += 1  # LaTeX reads one digit: 5^55 is 5^5 times 5
-            self.tokens.insert(self.i, token[1:])
-            return float(token[0])
+        if token is not None and token[0].isdigit():
+            self.i += 1  # the whole number, as latex2sympy reads 2^123 (the larger reading)
+            return float(token)
         if token in ("+", "-"):
             return self._signed()
         return self._factorial()
@@ -352,7 +355,8 @@ def _exponent_text(s: str, caret: int) -> str:
     if s[i] == "\\":
         m = _COMMAND.match(s, i)
         return s[i : m.end()] if m else s[i : i + 2]
-    return s[i]
+    m = _NUMBER.match(s, i)
+    return m.group() if m else s[i]  # 10^1000000000 is 10**1000000000 for latex2sympy
 
 
 def _factorial_operand(s: str, bang: int) -> str:
@@ -362,13 +366,30 @@ def _factorial_operand(s: str, bang: int) -> str:
         i -= 1
     if i < 0:
         return ""
-    if s[i] in _CLOSE:
-        start = _matching_back(s, i)
-        return s[max(start, 0) : i + 1]
-    j = i
+    start = _operand_start(s, i)
+    while True:  # 10^{7}! is factorial(10**7) for latex2sympy: take the whole power
+        caret = start - 1
+        while caret >= 0 and s[caret] == " ":
+            caret -= 1
+        if caret < 1 or s[caret] != "^":
+            return s[max(start, 0) : i + 1]
+        base_end = caret - 1
+        while base_end >= 0 and s[base_end] == " ":
+            base_end -= 1
+        base = _operand_start(s, base_end) if base_end >= 0 else caret
+        if base > base_end:  # no number or group before the ^ (a variable, a command)
+            return s[max(start, 0) : i + 1]
+        start = base
+
+
+def _operand_start(s: str, end: int) -> int:
+    """Start of the bracketed group or number ending at ``s[end]``."""
+    if s[end] in _CLOSE:
+        return max(_matching_back(s, end), 0)
+    j = end
     while j >= 0 and (s[j].isdigit() or s[j] == "."):
         j -= 1
-    return s[j + 1 : i + 1]
+    return j + 1
 
 
 def _too_large(text: str, limit: float) -> bool:
@@ -393,7 +414,10 @@ def unbounded(answer: str) -> bool:
     #65's ``5^{(5^{(5^{(5^5)})} - 4)}``, ``x^{5^{5^5}}``, ``2^{10^{7}}``) or
     a factorial an operand above 10**5 (``(10^9)!``, ``(((3!)!)!)!``), and
     always when it is longer than 1000 characters or holds a digit run longer
-    than 300. ``2^{2^{10}}`` and ``10^{400}`` are not flagged (SymPy handles
+    than 300. It reads answers as latex2sympy does: ``**`` is a power, an
+    unbraced exponent is read whole (``10^1000000000``), a factorial after a power
+    applies to the power (``10^{7}!``), and ``\\left( ... \\right)`` are brackets.
+    ``2^{2^{10}}`` and ``10^{400}`` are not flagged (SymPy handles
     them); neither is what the estimate cannot read (other commands), which
     the time limit still bounds.
 
@@ -405,6 +429,12 @@ def unbounded(answer: str) -> bool:
         return True
     if max((len(m) for m in _DIGIT_RUN.findall(answer)), default=0) > _MAX_DIGIT_RUN:
         return True
+    for m in _PY_POWER.finditer(answer):  # a**b**c is a**(b**c), as SymPy reads it
+        parts = re.split(r"\s*\*\*\s*", m.group(1))
+        if _too_large("^{".join(parts) + "}" * (len(parts) - 1), _MAX_EXPONENT):
+            return True
+    # read as latex2sympy reads them: ** is a power, \left( and \right) are brackets
+    answer = _SIZING.sub("", answer.replace("**", "^"))
     pos = answer.find("^")
     while pos >= 0:
         if _too_large(_exponent_text(answer, pos), _MAX_EXPONENT):

@@ -40,13 +40,17 @@ def _check_math_available() -> None:
         raise ImportError(_mathpool._MATH_EXTRA_HINT)
 
 
+#: The longest time limit used (about 11.6 days): a larger ``timeout`` means this.
+_MAX_TIMEOUT = 1e6
+
+
 def _check_limit(timeout: object) -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
         raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
     value = float(timeout)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
-    return value
+    return min(value, _MAX_TIMEOUT)  # timers and queue waits overflow near 1e10 s
 
 
 def _check_processes(processes: object) -> int:
@@ -377,9 +381,12 @@ def group_answers(
             platform has no CPU-time timers). A step over the limit is stopped
             by ending its helper process (a fresh one is forked in
             milliseconds) and counts as "not equivalent"; the answer that ran
-            over (for a comparison, the newer one) is compared by exact string
-            only for the rest of the call. Ids are deterministic unless a step
-            lands near the limit.
+            over (for a comparison, the newer one, and the representative too
+            once a second comparison with it runs over, so that one slow answer
+            cannot cost every later reply of its row the limit) is compared by
+            exact string only for the rest of the call. Ids are deterministic
+            unless a step lands near the limit. A ``timeout`` above 10**6 s
+            is used as 10**6 s.
         processes: ``equivalence="math"`` only: helper processes, each working
             on one row at a time (rows in parallel, for large batches whose rows
             share few answers: each helper reads its rows' answers itself).
