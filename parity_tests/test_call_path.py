@@ -119,8 +119,27 @@ def test_64_bit_jax_ids_with_x64_off_are_checked_then_narrowed():
         )
         for place in placements:
             for a in (wide, answers):
-                with pytest.raises(ValueError, match=r"answers \(int64\) is traced by a jit"):
+                traced = r"answers \(int64\) is traced by a jit"
+                if place is placements[2] and a is wide:  # checked sees the values first
+                    traced = r"args\[0\] has values outside the int32 range"
+                with pytest.raises(ValueError, match=traced):
                     place(a)
+
+
+def test_checked_checks_64_bit_numpy_arguments_of_a_user_step():
+    """With x64 off, JAX narrows 64-bit NumPy arguments of the user's jit to 32 bits
+    before any reward sees them (four distinct hashes counted as two pairs): checked
+    checks their range first, naming the argument; in-range ones give the plain answer."""
+    with jax.enable_x64(False):
+        step = jax.jit(lambda p, ids, valid: zero_jax.challenger_rewards(p, ids, valid))
+        p, valid = np.full(4, 0.5, np.float32), np.ones(4, bool)
+        wide = np.array([2**32 + 1, 1, 5, 2**33 + 5])
+        with pytest.raises(ValueError, match=r"args\[1\] has values outside the int32 range"):
+            zero_jax.checked(step)(p, wide, valid)
+        with pytest.raises(ValueError, match=r"kwargs\['ids'\] has values outside the uint32"):
+            zero_jax.checked(step)(p, ids=wide.astype(np.uint64) << 3, valid=valid)
+        ids = np.array([7, 1, 7, -2**31])
+        assert zero_jax.checked(step)(p, ids, valid).tolist() == [0.5, 0.75, 0.5, 0.75]
 
 
 def test_static_ints_too_large_for_their_use():

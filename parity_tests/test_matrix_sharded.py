@@ -53,3 +53,60 @@ def test_matrix_sharded_on_explicit_and_auto_meshes():
     assert out.returncode == 0, out.stderr[-4000:]
     count = int(out.stdout.split("sharded-cases")[-1])
     assert count >= 2 * 13, out.stdout
+
+
+INNER = textwrap.dedent(
+    """
+    import jax, numpy as np
+    assert len(jax.devices()) == 8, jax.devices()
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    import zero_jax as zj
+    rng = np.random.default_rng(3)
+    G, B, N, K = 4, 200, 16, 8
+    done = 0
+    for x64 in (False, True):
+        jax.config.update("jax_enable_x64", x64)
+        ids = rng.integers(-5, 5, (G, B)).astype(np.int32) * 7919  # arbitrary ids, B > 128
+        sizes = np.stack([(row[:, None] == row[None, :]).sum(1) for row in ids])
+        p, valid = np.full((G, B), 0.5, np.float32), np.ones((G, B), bool)
+        r = rng.normal(size=(2, N)).astype(np.float32)
+        loo = r - (r.sum(-1, keepdims=True, dtype=np.float64) - r) / (N - 1)
+        answers = rng.integers(0, 3, (N, K)).astype(np.int32)
+        counts = np.stack([np.bincount(a, minlength=3) for a in answers])
+        for kind in (AxisType.Explicit, AxisType.Auto):
+            mesh = jax.make_mesh((4,), ("a",), axis_types=(kind,), devices=jax.devices()[:4])
+            with jax.set_mesh(mesh):
+                put = lambda x, *spec: jax.device_put(x, NamedSharding(mesh, P(*spec)))
+                # a vmap over groups sharded on the mesh, hashed cluster sizes inside
+                got = jax.jit(jax.vmap(zj.cluster_sizes))(put(ids, "a"))
+                assert np.array_equal(np.asarray(got), sizes), (x64, kind)
+                got = jax.vmap(lambda p, i, v: zj.challenger_rewards(p, i, v, 0.5))(
+                    put(p, "a"), put(ids, "a"), put(valid, "a"))
+                want = np.maximum(0, 1 - 0.5 * sizes / B)
+                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+                # a group's samples split over the devices: the leave-one-out baseline
+                got = jax.jit(lambda r: zj.group_advantages(r, **zj.ADVANTAGE_PRESETS["rloo"]))(
+                    put(r, None, "a"))
+                np.testing.assert_allclose(np.asarray(got), loo, rtol=1e-6, atol=1e-6)
+                # a row's K answers split over the devices, counted by segment_sum
+                labels, share = jax.jit(lambda a: zj.consensus(a, 3, method="segment_sum"))(
+                    put(answers, None, "a"))
+                assert np.array_equal(np.asarray(labels), counts.argmax(1)), (x64, kind)
+                np.testing.assert_allclose(np.asarray(share), counts.max(1) / K)
+                done += 1
+    print("inner-cases", done)
+    """
+)
+
+
+def test_inner_axes_sharded_on_explicit_and_auto_meshes():
+    """Sharded along the axis a reward reduces over (a vmapped group of arbitrary ids,
+    the samples of a group, a row's answers): equal to NumPy, x64 off and on."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", INNER], cwd=root, env=env, capture_output=True, text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-4000:]
+    assert out.stdout.split("inner-cases")[-1].strip() == "4", out.stdout

@@ -91,6 +91,7 @@ def checked(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if getattr(_DEPTH, "value", 0):
             return fn(*args, **kwargs)
+        _check_wide_arguments(args, kwargs)
         run = checkify.checkify(fn, errors=checkify.user_checks)
         _DEPTH.value = 1
         try:
@@ -114,6 +115,26 @@ def checked(fn: F) -> F:
         return out
 
     return wrapper  # type: ignore[return-value]
+
+
+def _check_wide_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """With x64 off, a user's ``jit`` or ``vmap`` narrows 64-bit integer arguments to
+    32 bits before any reward sees them: ``checked`` checks their range first."""
+    if int_dtype() == np.int64:
+        return
+    leaves = jax.tree_util.tree_flatten_with_path((args, kwargs))[0]
+    for path, leaf in leaves:
+        if isinstance(leaf, jax.core.Tracer) or not hasattr(leaf, "dtype"):
+            continue
+        if not _wide_ints(leaf.dtype):
+            continue
+        where = "args" if path[0] == jax.tree_util.SequenceKey(0) else "kwargs"
+        name = where + jax.tree_util.keystr(tuple(path[1:]))
+        if isinstance(leaf, jax.Array):
+            for shard in leaf.addressable_shards:
+                _check_narrow(name, np.asarray(shard.data))
+        else:
+            _check_narrow(name, np.asarray(leaf))
 
 
 def _raise(err: checkify.Error, hint: str = "") -> None:

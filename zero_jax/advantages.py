@@ -17,10 +17,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import reshard
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
-from zero_jax.primitives import exact_div
+from zero_jax.primitives import _gather, exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 
@@ -46,9 +47,14 @@ def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
     exact value even where the differences cancel."""
     wide = jnp.promote_types(r.dtype, _c.float_dtype())
     if wide != r.dtype or r.dtype == jnp.float64:
-        x = r.astype(wide)
+        x, sharding = _gather(r.astype(wide), last=True)
+        m = _gather(m, last=True)[0]
         gap = jnp.sum(jnp.where(m[..., None, :], x[..., :, None] - x[..., None, :], 0), -1)
-        return exact_div(gap, jnp.maximum(n.astype(wide) - 1, 1)).astype(r.dtype)
+        out = exact_div(gap, jnp.maximum(n.astype(wide) - 1, 1)).astype(r.dtype)
+        return out if sharding is None else reshard(out, sharding)
+
+    r, sharding = _gather(r, last=True)  # a group's samples all on each device
+    m = _gather(m, last=True)[0]
 
     def add(carry: tuple[jax.Array, jax.Array], j: jax.Array) -> tuple[Any, None]:
         hi, lo = carry  # the sum so far of r_i - r_j is exactly hi + lo (up to lo's rounding)
@@ -60,7 +66,8 @@ def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
 
     zeros = jnp.zeros_like(r)
     (hi, lo), _ = lax.scan(add, (zeros, zeros), jnp.arange(r.shape[-1]))
-    return exact_div(hi + lo, jnp.maximum(n - 1, 1))
+    out = exact_div(hi + lo, jnp.maximum(n - 1, 1))
+    return out if sharding is None else reshard(out, sharding)
 
 
 def _two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:

@@ -127,7 +127,7 @@ def vote(answers: jax.Array, num_answers: int, method: str = "auto") -> tuple[ja
             labels, top = _vote_by_key(table, ids, *packed, axis=-1)
             return labels.astype(answers.dtype), top
     else:
-        table = _segment_counts(answers, alphabet)
+        table = _segment_counts(_gather(answers, last=True)[0], alphabet)
     # argmax returns the first maximum: the smallest id among tied answers.
     return jnp.argmax(table, axis=-1).astype(answers.dtype), jnp.max(table, axis=-1)
 
@@ -353,23 +353,33 @@ def _hashed_sizes(ids: jax.Array) -> jax.Array:
     def unresolved(state: tuple[jax.Array, jax.Array]) -> jax.Array:
         return jnp.any(state[0] < 0)
 
-    init = (jnp.full((b,), -1, jnp.int32), jnp.asarray(0, u.dtype))
+    # The seed starts at 0 but is computed from the ids, so that under a vmap over groups
+    # sharded on an Explicit mesh every carry is batched and sharded like them (an
+    # unbatched carry made the batched while_loop fail: "axis not found in mesh ()").
+    init = (jnp.full_like(ids, -1, jnp.int32), u[0] ^ u[0])
     rep, _ = lax.while_loop(unresolved, body, init)
     _, slot, counts = dense_counts(rep, b)  # every representative is in [0, b)
     return counts.at[slot].get(mode="promise_in_bounds")
 
 
-def _gather(x: jax.Array) -> tuple[jax.Array, NamedSharding | None]:
-    """Replicate ``x`` if it is explicitly sharded (a batch-wide count needs every id).
+def _gather(x: jax.Array, last: bool = False) -> tuple[jax.Array, NamedSharding | None]:
+    """Replicate ``x`` (only its last axis with ``last``) if it is explicitly sharded
+    there, and return the sharding to restore, or None.
 
-    Under explicit-sharding meshes, sort and scatter refuse a sharded operand; the
-    ids are gathered (they are small next to the activations) and the sizes are
-    sharded back like the input.  Auto-sharded and unsharded inputs pass through.
+    Under explicit-sharding meshes, sort, scatter and a scan over a sharded axis refuse
+    a sharded operand: a batch-wide count needs every id, a row's vote or leave-one-out
+    baseline every sample of the row.  These are small next to the activations, so they
+    are gathered and the result is sharded back like the input.  Auto-sharded and
+    unsharded inputs pass through.
     """
     sharding = getattr(jax.typeof(x), "sharding", None)
-    if isinstance(sharding, NamedSharding) and any(s is not None for s in sharding.spec):
-        return reshard(x, NamedSharding(sharding.mesh, PartitionSpec())), sharding
-    return x, None
+    if not isinstance(sharding, NamedSharding) or x.ndim == 0:
+        return x, None
+    spec = tuple(sharding.spec) + (None,) * (x.ndim - len(sharding.spec))
+    target = spec[:-1] + (None,) if last else (None,) * x.ndim
+    if target == spec:
+        return x, None
+    return reshard(x, NamedSharding(sharding.mesh, PartitionSpec(*target))), sharding
 
 
 def masked_mean(values: Any, mask: Any) -> jax.Array:
