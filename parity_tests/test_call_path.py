@@ -160,6 +160,20 @@ def test_static_ints_too_large_for_their_use():
     r = np.array([[1.0, 2.0, 4.0]])
     for ddof in (2**31, 2**63, 10**30):
         np.testing.assert_array_equal(zero_jax.group_advantages(r, ddof=ddof), 0.0)
+    # a ddof beyond the batch gives the answer of ddof = B (batch std over one) in both
+    # twins; torch raised OverflowError beyond int64
+    torch = pytest.importorskip("torch")
+    import zero_torch
+
+    r = np.array([[1.0, 0.0, 0.5]])
+    for fn, x in (("group_advantages", r), ("multi_reward_advantages", r[..., None])):
+        want = np.asarray(getattr(zero_torch, fn)(torch.from_numpy(x), ddof=3, scale="batch"))
+        for ddof in (2**63, 2**64, 10**30):
+            got = getattr(zero_torch, fn)(torch.from_numpy(x), ddof=ddof, scale="batch")
+            np.testing.assert_array_equal(np.asarray(got), want)
+            np.testing.assert_allclose(
+                getattr(zero_jax, fn)(x, ddof=ddof, scale="batch"), want, rtol=1e-6
+            )
 
 
 def _solver_oracle(alpha: float, dtype) -> np.ndarray:
@@ -257,3 +271,25 @@ def test_zero_jax_imports_no_private_jax_module():
             for n in names:
                 assert "._src" not in n and not n.startswith("jaxlib"), (path.name, n)
         assert "jax._src" not in path.read_text(), path.name
+
+
+def test_real_hyper_parameters_beyond_float32_with_x64_off():
+    """A finite value that float32 cannot hold became inf inside the kernel and poisoned
+    every output (eps is not even read with scale='none'): refused by name with x64
+    off; with x64 on it is an ordinary value, as in the torch twin."""
+    r = np.array([[1.0, 0.0, 0.5]])
+    calls = (
+        ("eps", lambda v: zero_jax.group_advantages(r, scale="none", eps=v), [[0.5, -0.5, 0.0]]),
+        ("max_length", lambda v: zero_jax.overlong_penalty(np.array([0, 5]), v, 1.0), [0, 0]),
+        ("strength", lambda v: zero_jax.challenger_rewards(
+            np.array([0.5, 0.25]), np.array([3, 9]), np.array([True, False]), v), [0, 0]),
+    )
+    for name, call, want in calls:
+        for value in (1e39, 10**39):
+            with jax.enable_x64(False):
+                with pytest.raises(ValueError, match=f"{name}=1e\\+39 is beyond the float32"):
+                    call(value)
+            with jax.enable_x64(True):
+                np.testing.assert_array_equal(call(value), want)
+    with jax.enable_x64(False):
+        assert zero_jax.overlong_penalty(np.array([0, 5]), 3.4e38, 1.0).tolist() == [0, 0]

@@ -322,3 +322,15 @@ def test_one_hot_vote_over_a_wide_alphabet_stays_within_the_table_rule():
         np.testing.assert_allclose(jp, p, rtol=1e-6)
     tl, _ = zero_torch.consensus(T(a), 2**22, method="one_hot")
     assert tl.tolist() == labels.tolist()
+
+
+@pytest.mark.parametrize("mask_shape", [(2, 1), (1,), (1, 1), (3,), (1, 3), (2, 3)])
+def test_masked_mean_with_a_broadcast_mask(mask_shape):
+    """A mask broadcast along the last axis keeps (or drops) every t of its rows: the
+    count is of the broadcast mask (torch counted the unbroadcast one: a sum, T x the
+    mean)."""
+    values = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]])
+    mask = np.random.default_rng(sum(mask_shape)).random(mask_shape) < 0.6
+    full = np.broadcast_to(mask, values.shape)
+    want = np.where(full, values, 0).sum(-1) / np.maximum(full.sum(-1), 1)
+    same(zero_jax.masked_mean(values, mask), zero_torch.masked_mean(T(values), T(mask)), want)

@@ -303,6 +303,9 @@ def _number(name: str, x: Any) -> float | None:
     return float(arr)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
     """Validate hyper-parameters by their contract; the kernel's keyword arguments.
 
@@ -311,12 +314,16 @@ def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
     to its contract default is left out, so the kernel compiles the default in (a
     Python float passed to jit is converted on every call, a few microseconds); a
     traced real one passes through (its range is a data rule of the kernel, see
-    :func:`invalid`).
+    :func:`invalid`).  With x64 off a finite value beyond float32's range raises
+    ``ValueError`` (JAX would compute with inf).
     """
     spec = CONTRACTS[contract] if isinstance(contract, str) else contract
     out = V.hyper_values(spec, values, _number, keep_traced=True)
+    narrow = float_dtype() == np.float32
     for h in spec.hypers:
         v = out[h.name]
+        if narrow and type(v) is float and math.isfinite(v) and abs(v) > _FLOAT32_MAX:
+            raise ValueError(msg.WIDE_REAL.format(name=h.name, value=v))
         if h.kind == "real" and type(v) is float and v == h.default and math.copysign(1, v) > 0:
             del out[h.name]
     return out

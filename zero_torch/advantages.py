@@ -16,6 +16,7 @@ def _moments(
     r: torch.Tensor, m: torch.Tensor, ddof: int, dim: int | tuple[int, ...] = -1
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     zero = torch.zeros((), dtype=r.dtype)
+    ddof = min(ddof, r.numel())  # a larger ddof changes no result (and may not fit int64)
     n = m.sum(dim, keepdim=True).to(r.dtype)
     mean = torch.where(m, r, zero).sum(dim, keepdim=True) / n.clamp(min=1)
     sq = torch.where(m, (r - mean) ** 2, zero).sum(dim, keepdim=True)
@@ -32,6 +33,7 @@ def _advantages(
     baseline: str,
 ) -> torch.Tensor:
     """Advantages of validated rewards ``[G, N]`` (finite where kept), in their dtype."""
+    ddof = min(ddof, r.numel())  # a larger ddof changes no result (and may not fit int64)
     zero = torch.zeros((), dtype=r.dtype)
     r = torch.where(m, r, zero)  # a masked entry is never read
     n, mean, std = _moments(r, m, ddof)

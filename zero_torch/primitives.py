@@ -102,6 +102,7 @@ def cluster_sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.T
 def mean_kept(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Masked mean of validated tensors (float values; half precision sums in float32)."""
     acc = _c.compute_dtype(values.dtype)
+    mask = mask.expand(torch.broadcast_shapes(values.shape, mask.shape))  # count every kept t
     total = torch.where(mask, values.to(acc), torch.zeros((), dtype=acc)).sum(-1)
     count = mask.sum(-1).clamp(min=1).to(acc)
     return (total / count).to(values.dtype)
