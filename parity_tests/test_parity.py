@@ -334,3 +334,24 @@ def test_masked_mean_with_a_broadcast_mask(mask_shape):
     full = np.broadcast_to(mask, values.shape)
     want = np.where(full, values, 0).sum(-1) / np.maximum(full.sum(-1), 1)
     same(zero_jax.masked_mean(values, mask), zero_torch.masked_mean(T(values), T(mask)), want)
+
+
+def test_uncertainty_is_exact_and_the_challenger_clamp_is_met():
+    """u = 1 - 2|p - 1/2| computed as 2 min(p, 1 - p) is exact for every float p in
+    [0, 1]: 0.2 gives 2 * 0.2 (it gave 0.39999998), and an uncertainty equal to the
+    repetition penalty (p = 1/6, share 1/3) is clamped to exactly 0 (3e-8 was left)."""
+    p = np.array([0.2, 1 / 6, 0.5, 0.5, 0.9], np.float32)
+    ids = np.array([5, 0, 1, 1, 7])
+    valid = np.ones(5, bool)
+    for dtype in (np.float32, np.float64):
+        q = p.astype(dtype)
+        want = 2 * np.minimum(q, 1 - q)  # exact: 1 - q is exact for q >= 1/2
+        same(zero_jax.uncertainty_reward(q), zero_torch.uncertainty_reward(T(q)), want)
+        assert want[0] == dtype(2) * q[0]
+        b = np.array([0.2, 1 / 6, 1 / 6], dtype)
+        c = np.array([4, 0, 1])
+        out = zero_jax.challenger_rewards(b, c, np.ones(3, bool))
+        same(out, zero_torch.challenger_rewards(T(b), T(c), T(np.ones(3, bool))))
+        assert np.asarray(out)[1:].tolist() == [0.0, 0.0]
+    same(zero_jax.challenger_rewards(p, ids, valid),
+         zero_torch.challenger_rewards(T(p), T(ids), T(valid)))

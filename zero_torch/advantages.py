@@ -15,12 +15,17 @@ __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 def _moments(
     r: torch.Tensor, m: torch.Tensor, ddof: int, dim: int | tuple[int, ...] = -1
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Kept count, ``r - mean`` and std over ``dim``, the rewards first shifted by their
+    largest kept value (exact within a factor of 2 of it), so that a common offset
+    costs no accuracy."""
     zero = torch.zeros((), dtype=r.dtype)
     ddof = min(ddof, r.numel())  # a larger ddof changes no result (and may not fit int64)
     n = m.sum(dim, keepdim=True).to(r.dtype)
-    mean = torch.where(m, r, zero).sum(dim, keepdim=True) / n.clamp(min=1)
-    sq = torch.where(m, (r - mean) ** 2, zero).sum(dim, keepdim=True)
-    return n, mean, torch.sqrt(sq / (n - ddof).clamp(min=1))
+    top = torch.where(m, r, torch.tensor(-torch.inf, dtype=r.dtype)).amax(dim, keepdim=True)
+    d = torch.where(m, r - torch.where(top.isfinite(), top, zero), zero)
+    dev = d - d.sum(dim, keepdim=True) / n.clamp(min=1)
+    sq = torch.where(m, dev**2, zero).sum(dim, keepdim=True)
+    return n, dev, torch.sqrt(sq / (n - ddof).clamp(min=1))
 
 
 def _advantages(
@@ -36,7 +41,7 @@ def _advantages(
     ddof = min(ddof, r.numel())  # a larger ddof changes no result (and may not fit int64)
     zero = torch.zeros((), dtype=r.dtype)
     r = torch.where(m, r, zero)  # a masked entry is never read
-    n, mean, std = _moments(r, m, ddof)
+    n, dev, std = _moments(r, m, ddof)
     single = n == 1
     if baseline == "leave_one_out":
         # r_i minus the mean of the other kept rewards, as the sum of the differences
@@ -45,7 +50,7 @@ def _advantages(
         gap = torch.where(m[..., None, :], r[..., :, None] - r[..., None, :], zero).sum(-1)
         adv = gap / (n - 1).clamp(min=1)
     else:
-        adv = r - mean
+        adv = dev
     if singleton == "raw":  # verl: a lone sample keeps its reward (baseline 0, std 1)
         adv = torch.where(single, r, adv)
         std = torch.where(single, torch.ones_like(std), std)
@@ -186,9 +191,9 @@ def multi_reward_advantages(
     per_reward = [_advantages(r64[..., k], m[..., k], *options) for k in range(r.shape[-1])]
     s = (torch.stack(per_reward, -1) * w64).sum(-1)
     flat, keep = s.reshape(1, -1), kept.reshape(1, -1)
-    _, mean, std = _moments(flat, keep, h["ddof"])
+    _, dev, std = _moments(flat, keep, h["ddof"])
     inf = torch.tensor(float("inf"), dtype=torch.float64)
     equal = torch.where(keep, flat, -inf).amax() == torch.where(keep, flat, inf).amin()
-    z = (flat - mean) / (std + h["eps"])
+    z = dev / (std + h["eps"])
     z = torch.where(keep & ~equal, z, torch.zeros((), dtype=torch.float64))
     return z.reshape(s.shape).to(out)

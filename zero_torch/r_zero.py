@@ -34,8 +34,12 @@ def uncertainty_reward(consistency: torch.Tensor) -> torch.Tensor:
     """
     (p,) = _c.arrays("uncertainty_reward", consistency)
     _c.data_checks("uncertainty_reward", consistency=p)
-    x = p.to(_c.compute_dtype(p.dtype))
-    return (1 - 2 * (x - 0.5).abs()).to(p.dtype)
+    return _triangle(p.to(_c.compute_dtype(p.dtype))).to(p.dtype)
+
+
+def _triangle(p: torch.Tensor) -> torch.Tensor:
+    """``1 - 2 |p - 1/2|`` as ``2 min(p, 1 - p)``, exact for every float ``p`` in [0, 1]."""
+    return 2 * torch.minimum(p, 1 - p)
 
 
 @torch.no_grad()
@@ -71,7 +75,7 @@ def challenger_rewards(
     _c.data_checks("challenger_rewards", consistency=p, clusters=c, num_clusters=h["num_clusters"])
     dtype = _c.compute_dtype(p.dtype)
     share = sizes(c, h["num_clusters"]).to(dtype) / p.shape[0]
-    reward = (1 - 2 * (p.to(dtype) - 0.5).abs() - h["strength"] * share).clamp(min=0)
+    reward = (_triangle(p.to(dtype)) - h["strength"] * share).clamp(min=0)
     return torch.where(v, reward, torch.zeros_like(reward)).to(p.dtype)
 
 
