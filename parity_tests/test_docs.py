@@ -55,3 +55,16 @@ def test_every_contract_field_is_consistent():
                 assert spec.arg(arg.where).kind == "bool", (spec.name, arg.name)
             if arg.value == "ids":
                 assert arg.bound in {h.name for h in spec.hypers}, (spec.name, arg.name)
+
+
+@pytest.mark.parametrize("name", list(CONTRACTS))
+def test_the_printed_header_fits_a_docstring(name):
+    """CONTRIBUTING pastes what `python -m zero_contracts.docs` prints: the same text,
+    its prose within 96 columns (a 4-space indent in ruff's 100; the equation and a URL
+    are never broken)."""
+    from zero_contracts.docs import wrapped_header
+
+    text = wrapped_header(name)
+    assert normalized(text) == normalized(docstring_header(name))
+    for line in text.splitlines():
+        assert len(line) <= 96 or line.startswith("``") or " " not in line.strip(), line

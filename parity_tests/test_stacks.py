@@ -566,7 +566,7 @@ REVIEWED_ARITHMETIC = {
         "size + 1",  # the label appended G + 1 times (a count)
         "keep & np.asarray(inside, dtype=bool)",  # a gate: answered and inside the band
     },
-    "trl.py": {"rewards.numel() % g", "rows.shape[0] % g"},
+    "trl.py": {"rewards.numel() % g", "count % g"},
     "tunix.py": {"r.size % g"},
     "votes.py": {"self.prefix + name"},  # a metric's logged name
 }
@@ -940,6 +940,24 @@ def test_trl_rewards_vote_over_the_trainer_s_eval_groups():
     with pytest.raises(ValueError, match="num_generations=8 given to the reward differs from "
                                          "GRPOConfig.num_generations=4"):
         eight(**call)
+
+
+def test_trl_vote_diagnostics_in_smaller_eval_groups_count_every_reply():
+    """trained=3 fits the training groups of 4 but not evaluation groups of 2
+    (num_generations_eval): evaluate() raised; every reply of such a group is trained."""
+    trainer = _GRPOTrainer(4, 2)
+    trainer.model.training = False
+    completions = ["\\boxed{1}", "\\boxed{2}"] * 4
+    votes = ztrl.VoteDiagnostics(4, trained=3)
+    votes(prompts=["a", "a", "b", "b", "c", "c", "d", "d"], completions=completions,
+          log_metric=trainer._log_metric, answer=["1"] * 8)
+    logged = dict(trainer.logged)
+    assert logged["votes/maj@2"] == 1.0 and logged["votes/majority_ratio"] == 0.5
+    assert logged["votes/label_accuracy"] == 1.0 and logged["votes/reward_accuracy"] == 1.0
+    trainer.model.training, trainer.logged = True, []
+    votes(prompts=["a"] * 4 + ["b"] * 4, completions=completions,
+          log_metric=trainer._log_metric, answer=["1"] * 8)
+    assert "votes/maj@3" in dict(trainer.logged)  # training: trained as given
 
 
 # ------------------------------------------------------------ layering

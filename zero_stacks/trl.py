@@ -328,12 +328,13 @@ def trainer_advantages(
         raise TypeError("rewards_per_func must be a [B * num_generations, F] torch.Tensor")
     if not rewards_per_func.is_floating_point():
         raise TypeError(f"rewards_per_func must be floats, got {rewards_per_func.dtype}")
-    rows = rewards_per_func.reshape(rewards_per_func.shape[0], -1)
-    if rows.shape[0] == 0 or rows.shape[0] % g:
+    count = rewards_per_func.shape[0]
+    if count == 0 or count % g:
         raise ValueError(
-            f"rewards_per_func has {rows.shape[0]} rows, not a positive multiple of "
+            f"rewards_per_func has {count} rows, not a positive multiple of "
             f"num_generations={g}"
         )
+    rows = rewards_per_func.reshape(count, -1)
     weights = None
     if reward_weights is not None:
         weights = torch.as_tensor(reward_weights, dtype=rows.dtype).reshape(-1)

@@ -49,7 +49,9 @@ class VoteDiagnostics(StackReward):
     * ``majority_ratio``: mean share of the votes the winning answer got;
     * ``maj@K``: share of prompts whose majority over the first ``K = trained``
       replies is the truth (``trained`` defaults to all ``num_generations``; TTRL
-      votes on ``K_v`` samples and trains on ``K_s <= K_v`` of them).
+      votes on ``K_v`` samples and trains on ``K_s <= K_v`` of them).  In an
+      evaluation whose groups are smaller than ``trained`` (TRL's
+      ``num_generations_eval``), every reply of a group counts as trained.
 
     They are logged under ``prefix + name`` (``"votes/label_accuracy"``, ...,
     ``"votes/maj@8"``).  :meth:`metrics` returns them as a dict of floats.  A
@@ -120,9 +122,13 @@ class VoteDiagnostics(StackReward):
         answers = np.ascontiguousarray(ids[:, :size])
         truth = np.ascontiguousarray(ids[:, size])
         out: VoteMetrics = self.run(
-            "vote_metrics", answers, truth, num_answers, trained=self.trained
+            "vote_metrics", answers, truth, num_answers, trained=self._trained(size)
         )
         return out
+
+    def _trained(self, size: int) -> int | None:
+        """``trained``, capped at the group size (smaller evaluation groups)."""
+        return None if self.trained is None else min(self.trained, size)
 
     def named(self, batch: Batch) -> dict[str, float]:
         """The four diagnostics of a checked batch by their logged names."""
@@ -134,7 +140,7 @@ class VoteDiagnostics(StackReward):
             "label_accuracy",
             "reward_accuracy",
             "majority_ratio",
-            f"maj@{self.trained or batch.num_generations}",
+            f"maj@{self._trained(batch.num_generations) or batch.num_generations}",
         ]
         return {self.prefix + name: value for name, value in zip(names, values, strict=True)}
 
