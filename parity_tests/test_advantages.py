@@ -189,7 +189,8 @@ def test_a_common_offset_costs_no_accuracy(twin, baseline):
     offset = (1e6 + rng.normal(size=(8, 16))).astype(np.float32)
     ulps = np.array([[1.0, np.nextafter(np.float32(1), np.float32(2))],
                      [3.0, np.nextafter(np.float32(3), np.float32(0))]], np.float32)
-    for r in (offset, ulps, -offset):
+    outlier = np.concatenate([[[1e6]], rng.normal(size=(1, 15))], 1).astype(np.float32)
+    for r in (offset, ulps, -offset, outlier):
         if twin == "jax":
             got = np.asarray(zero_jax.group_advantages(r, baseline=baseline))
         else:

@@ -140,6 +140,17 @@ def test_checked_checks_64_bit_numpy_arguments_of_a_user_step():
             zero_jax.checked(step)(p, ids=wide.astype(np.uint64) << 3, valid=valid)
         ids = np.array([7, 1, 7, -2**31])
         assert zero_jax.checked(step)(p, ids, valid).tolist() == [0.5, 0.75, 0.5, 0.75]
+        # what is not an integer array passes: a typed PRNG key, a dtype, floats; and
+        # around a plain function an argument may never reach JAX (a NumPy seed)
+        keyed = jax.jit(lambda p, key, dtype: zero_jax.uncertainty_reward(p).astype(dtype)
+                        + 0 * jax.random.uniform(key), static_argnums=2)
+        got = zero_jax.checked(keyed)(p, jax.random.key(0), np.float32)
+        assert got.tolist() == [1.0] * 4
+
+        def seeded(p, seed):
+            return zero_jax.uncertainty_reward(p) + np.random.default_rng(seed).random(4) * 0
+
+        assert zero_jax.checked(seeded)(p, np.int64(2**40)).tolist() == [1.0] * 4
 
 
 def test_static_ints_too_large_for_their_use():
@@ -292,4 +303,5 @@ def test_real_hyper_parameters_beyond_float32_with_x64_off():
             with jax.enable_x64(True):
                 np.testing.assert_array_equal(call(value), want)
     with jax.enable_x64(False):
-        assert zero_jax.overlong_penalty(np.array([0, 5]), 3.4e38, 1.0).tolist() == [0, 0]
+        # float32's largest value, as it prints, is no overflow
+        assert zero_jax.overlong_penalty(np.array([0, 5]), 3.4028235e38, 1.0).tolist() == [0, 0]

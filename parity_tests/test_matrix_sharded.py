@@ -43,16 +43,22 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_matrix_sharded_on_explicit_and_auto_meshes():
+def _on_eight_devices(script: str, timeout: float) -> str:
+    """``script``'s output, run in a fresh Python with 8 host devices."""
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=root, env=env, capture_output=True, text=True,
-        timeout=600,
+        [sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True,
+        timeout=timeout,
     )
     assert out.returncode == 0, out.stderr[-4000:]
-    count = int(out.stdout.split("sharded-cases")[-1])
-    assert count >= 2 * 13, out.stdout
+    return out.stdout
+
+
+def test_matrix_sharded_on_explicit_and_auto_meshes():
+    stdout = _on_eight_devices(SCRIPT, 600)
+    count = int(stdout.split("sharded-cases")[-1])
+    assert count >= 2 * 13, stdout
 
 
 INNER = textwrap.dedent(
@@ -102,11 +108,5 @@ INNER = textwrap.dedent(
 def test_inner_axes_sharded_on_explicit_and_auto_meshes():
     """Sharded along the axis a reward reduces over (a vmapped group of arbitrary ids,
     the samples of a group, a row's answers): equal to NumPy, x64 off and on."""
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
-    root = Path(__file__).resolve().parents[1]
-    out = subprocess.run(
-        [sys.executable, "-c", INNER], cwd=root, env=env, capture_output=True, text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-4000:]
-    assert out.stdout.split("inner-cases")[-1].strip() == "4", out.stdout
+    stdout = _on_eight_devices(INNER, 300)
+    assert stdout.split("inner-cases")[-1].strip() == "4", stdout

@@ -237,6 +237,8 @@ def test_trl_advantage_options_reject_what_the_trainers_do_not_have():
     for empty in (torch.zeros(0, 2), torch.zeros(0)):  # torch's reshape raised first
         with pytest.raises(ValueError, match="has 0 rows, not a positive multiple"):
             ztrl.trainer_advantages(empty, 4)
+    with pytest.raises(ValueError, match="no reward function"):
+        ztrl.trainer_advantages(torch.zeros(4, 0), 4)
     with pytest.raises(TypeError, match="must be floats"):
         ztrl.trainer_advantages(torch.zeros(8, 2, dtype=torch.int64), 4)
     with pytest.raises(TypeError, match="torch.Tensor"):

@@ -248,7 +248,8 @@ def test_guard_flags_unbounded_answers(answer):
     "answer",
     ["x^{2}", "e^{-x^2}", "x^{y^{z}}", "2^{2^{10}}", "10^{400}", "5^5^5^5", "((3!)!)!",
      "(n-1)!", r"2^{\pi}", r"e^{i\pi}", r"\frac{5^{3}}{2}", "2^{1000000}", "1" * 300,
-     "2^123", "x^{7}!", "10^{3}!", r"x \rightarrow 10^{3}", "2**20", "2**3**4", "n!"],
+     "2^123", "x^{7}!", "10^{3}!", r"x \rightarrow 10^{3}", "2**20", "2**3**4", "n!",
+     "**2000000**", "The answer is **1500000**."],  # Markdown bold is no power
 )
 def test_guard_leaves_ordinary_answers(answer):
     assert not unbounded(answer)
@@ -385,6 +386,7 @@ def test_math_equivalent_is_bounded(warm_pool, monkeypatch):
 def test_a_huge_timeout_means_no_practical_limit(warm_pool):
     """Beyond threading.TIMEOUT_MAX (~9.2e9 s) the queue wait raised OverflowError."""
     assert zt.math_equivalent("x+1", "1+x", timeout=1e10)
+    assert zt.math_equivalent("x+1", "1+x", timeout=10**400)  # no float holds it
     ids, _ = zt.group_answers([[box("x+1"), box("1+x"), box("x")]], equivalence="math",
                               timeout=np.float64(1e300))
     assert ids.tolist() == [[0, 0, 1]]

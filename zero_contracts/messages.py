@@ -44,6 +44,11 @@ WIDE_TRACED_IDS = (
     "transform 32-bit ids (check their range, then x.astype(jnp.int32)), or enable x64 "
     "(jax.config.update('jax_enable_x64', True))"
 )
+WIDE_ARGUMENT = (
+    "{name} has values outside the {dtype} range, which jax.jit truncates with x64 "
+    "disabled (distinct ids would merge): enable x64 "
+    "(jax.config.update('jax_enable_x64', True)) or narrow the values first"
+)
 WIDE_REAL = (
     "{name}={value!r} is beyond the float32 range, in which JAX computes with x64 "
     "disabled (it would become inf): use a value of magnitude <= 3.4028234663852886e+38 "

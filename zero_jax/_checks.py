@@ -91,7 +91,7 @@ def checked(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if getattr(_DEPTH, "value", 0):
             return fn(*args, **kwargs)
-        _check_wide_arguments(args, kwargs)
+        _check_wide_arguments(fn, args, kwargs)
         run = checkify.checkify(fn, errors=checkify.user_checks)
         _DEPTH.value = 1
         try:
@@ -117,24 +117,32 @@ def checked(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _check_wide_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """With x64 off, a user's ``jit`` or ``vmap`` narrows 64-bit integer arguments to
-    32 bits before any reward sees them: ``checked`` checks their range first."""
-    if int_dtype() == np.int64:
+def _check_wide_arguments(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """With x64 off, ``jax.jit`` narrows 64-bit integer arguments to 32 bits before any
+    reward sees them: ``checked`` around a jitted function checks their range first.
+    (Around a plain function an argument may never reach JAX, e.g. a NumPy seed.)"""
+    if int_dtype() == np.int64 or not callable(getattr(fn, "lower", None)):
         return
     leaves = jax.tree_util.tree_flatten_with_path((args, kwargs))[0]
     for path, leaf in leaves:
-        if isinstance(leaf, jax.core.Tracer) or not hasattr(leaf, "dtype"):
+        if isinstance(leaf, jax.core.Tracer):
             continue
-        if not _wide_ints(leaf.dtype):
+        if isinstance(leaf, jax.Array):
+            if jnp.issubdtype(leaf.dtype, jax.dtypes.extended) or not _wide_ints(
+                leaf.dtype
+            ):
+                continue  # a typed PRNG key, floats, 32-bit ints
+            values = [np.asarray(shard.data) for shard in leaf.addressable_shards]
+        elif isinstance(leaf, (np.ndarray, np.generic)) and _wide_ints(leaf.dtype):
+            values = [np.asarray(leaf)]
+        else:
             continue
         where = "args" if path[0] == jax.tree_util.SequenceKey(0) else "kwargs"
         name = where + jax.tree_util.keystr(tuple(path[1:]))
-        if isinstance(leaf, jax.Array):
-            for shard in leaf.addressable_shards:
-                _check_narrow(name, np.asarray(shard.data))
-        else:
-            _check_narrow(name, np.asarray(leaf))
+        for value in values:
+            info = np.iinfo(_narrow(value.dtype))
+            if value.size and (value.min() < info.min or value.max() > info.max):
+                raise ValueError(msg.WIDE_ARGUMENT.format(name=name, dtype=info.dtype.name))
 
 
 def _raise(err: checkify.Error, hint: str = "") -> None:
@@ -303,7 +311,8 @@ def _number(name: str, x: Any) -> float | None:
     return float(arr)
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: The smallest magnitude that rounds to inf in float32 (2^128 - 2^103).
+_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 
 
 def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
@@ -322,7 +331,7 @@ def hypers(contract: Contract | str, **values: Any) -> dict[str, Any]:
     narrow = float_dtype() == np.float32
     for h in spec.hypers:
         v = out[h.name]
-        if narrow and type(v) is float and math.isfinite(v) and abs(v) > _FLOAT32_MAX:
+        if narrow and type(v) is float and math.isfinite(v) and abs(v) >= _FLOAT32_OVERFLOW:
             raise ValueError(msg.WIDE_REAL.format(name=h.name, value=v))
         if h.kind == "real" and type(v) is float and v == h.default and math.copysign(1, v) > 0:
             del out[h.name]

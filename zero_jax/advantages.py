@@ -32,13 +32,14 @@ def _moments(
     """Kept count, the kept rewards' deviations from their mean (``r - mean``) and their
     std over ``axis`` (the std of fewer than ``ddof + 1`` samples divides by 1).
 
-    The rewards are first shifted by their largest kept value: ``r - top`` is exact for
-    rewards within a factor of 2 of it (Sterbenz), so a common offset costs no accuracy
-    (float32 rewards 1e6 + N(0, 1) lost ~10 % of their advantages, and the sign of
-    rewards a few ulps apart, when summed as they are)."""
+    Corrected two-pass: the deviations from a first, rounded mean are summed again, so
+    a common offset costs no accuracy (``r - mean0`` is exact for rewards within a
+    factor of 2 of it; float32 rewards 1e6 + N(0, 1) lost ~10 % of their advantages,
+    and rewards a few ulps apart their sign, with the rounded mean alone), and a reward
+    far from the rest does not round the others' deviations beyond their own size."""
     n = jnp.sum(m, axis=axis, keepdims=True, dtype=r.dtype)
-    top = jnp.max(jnp.where(m, r, -jnp.inf), axis=axis, keepdims=True)
-    d = jnp.where(m, r - jnp.where(jnp.isfinite(top), top, 0), 0)  # no kept entry: -inf
+    first = jnp.sum(jnp.where(m, r, 0), axis=axis, keepdims=True) / jnp.maximum(n, 1)
+    d = jnp.where(m, r - jnp.where(jnp.isfinite(first), first, 0), 0)  # inf: a sum overflow
     dev = d - jnp.sum(d, axis=axis, keepdims=True) / jnp.maximum(n, 1)
     sq = jnp.sum(jnp.where(m, dev**2, 0), axis=axis, keepdims=True)
     return n, dev, jnp.sqrt(sq / jnp.maximum(n - ddof, 1))

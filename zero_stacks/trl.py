@@ -329,6 +329,8 @@ def trainer_advantages(
     if not rewards_per_func.is_floating_point():
         raise TypeError(f"rewards_per_func must be floats, got {rewards_per_func.dtype}")
     count = rewards_per_func.shape[0]
+    if rewards_per_func.ndim == 2 and rewards_per_func.shape[1] == 0:
+        raise ValueError("rewards_per_func has no reward function (0 columns)")
     if count == 0 or count % g:
         raise ValueError(
             f"rewards_per_func has {count} rows, not a positive multiple of "

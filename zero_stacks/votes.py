@@ -50,8 +50,9 @@ class VoteDiagnostics(StackReward):
     * ``maj@K``: share of prompts whose majority over the first ``K = trained``
       replies is the truth (``trained`` defaults to all ``num_generations``; TTRL
       votes on ``K_v`` samples and trains on ``K_s <= K_v`` of them).  In an
-      evaluation whose groups are smaller than ``trained`` (TRL's
-      ``num_generations_eval``), every reply of a group counts as trained.
+      evaluation whose groups are smaller than ``trained`` and than the
+      ``num_generations`` given here (TRL's ``num_generations_eval``), every reply of a
+      group counts as trained.
 
     They are logged under ``prefix + name`` (``"votes/label_accuracy"``, ...,
     ``"votes/maj@8"``).  :meth:`metrics` returns them as a dict of floats.  A
@@ -127,8 +128,12 @@ class VoteDiagnostics(StackReward):
         return out
 
     def _trained(self, size: int) -> int | None:
-        """``trained``, capped at the group size (smaller evaluation groups)."""
-        return None if self.trained is None else min(self.trained, size)
+        """``trained``, capped at the group size of an evaluation whose groups are smaller
+        than the training groups this was built for (elsewhere the library refuses a
+        ``trained`` beyond the group)."""
+        if self.trained is None or self.num_generations is None or size >= self.num_generations:
+            return self.trained
+        return min(self.trained, size)
 
     def named(self, batch: Batch) -> dict[str, float]:
         """The four diagnostics of a checked batch by their logged names."""

@@ -146,7 +146,10 @@ _COMMAND = re.compile(r"\\[A-Za-z]+")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT_RUN = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-_PY_POWER = re.compile(r"\*\*\s*([0-9.]+(?:\s*\*\*\s*[0-9.]+)*)")
+# ``**`` right after a base (a digit, a letter or a closing bracket): Markdown's bold
+# ``**2000000**`` has none before its first pair
+_PY_POWER = re.compile(r"(?<=[0-9A-Za-z)\]}])\*\*\s*([0-9.]+(?:\s*\*\*\s*[0-9.]+)*)")
+_PY_CARET = re.compile(r"(?<=[0-9A-Za-z)\]}])\*\*")
 _SIZING = re.compile(r"\\(?:left|right|[Bb]igg?[lr]?)(?![A-Za-z])")
 _TOKEN = re.compile(r"\s*(?:([0-9]+(?:\.[0-9]+)?)|(\\[A-Za-z]+)|(\S))")
 _OPEN = {"{": "}", "(": ")", "[": "]"}
@@ -434,7 +437,7 @@ def unbounded(answer: str) -> bool:
         if _too_large("^{".join(parts) + "}" * (len(parts) - 1), _MAX_EXPONENT):
             return True
     # read as latex2sympy reads them: ** is a power, \left( and \right) are brackets
-    answer = _SIZING.sub("", answer.replace("**", "^"))
+    answer = _SIZING.sub("", _PY_CARET.sub("^", answer))
     pos = answer.find("^")
     while pos >= 0:
         if _too_large(_exponent_text(answer, pos), _MAX_EXPONENT):

@@ -47,7 +47,10 @@ _MAX_TIMEOUT = 1e6
 def _check_limit(timeout: object) -> float:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)):
         raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
-    value = float(timeout)
+    try:
+        value = float(timeout)
+    except OverflowError:  # an int beyond every float: no practical limit
+        return _MAX_TIMEOUT
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
     return min(value, _MAX_TIMEOUT)  # timers and queue waits overflow near 1e10 s

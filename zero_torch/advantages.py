@@ -15,14 +15,14 @@ __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 def _moments(
     r: torch.Tensor, m: torch.Tensor, ddof: int, dim: int | tuple[int, ...] = -1
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Kept count, ``r - mean`` and std over ``dim``, the rewards first shifted by their
-    largest kept value (exact within a factor of 2 of it), so that a common offset
+    """Kept count, ``r - mean`` and std over ``dim``, by a corrected two-pass: the
+    deviations from a first, rounded mean are summed again, so that a common offset
     costs no accuracy."""
     zero = torch.zeros((), dtype=r.dtype)
     ddof = min(ddof, r.numel())  # a larger ddof changes no result (and may not fit int64)
     n = m.sum(dim, keepdim=True).to(r.dtype)
-    top = torch.where(m, r, torch.tensor(-torch.inf, dtype=r.dtype)).amax(dim, keepdim=True)
-    d = torch.where(m, r - torch.where(top.isfinite(), top, zero), zero)
+    first = torch.where(m, r, zero).sum(dim, keepdim=True) / n.clamp(min=1)
+    d = torch.where(m, r - torch.where(first.isfinite(), first, zero), zero)
     dev = d - d.sum(dim, keepdim=True) / n.clamp(min=1)
     sq = torch.where(m, dev**2, zero).sum(dim, keepdim=True)
     return n, dev, torch.sqrt(sq / (n - ddof).clamp(min=1))
