@@ -127,22 +127,12 @@ def _check_wide_arguments(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     for path, leaf in leaves:
         if isinstance(leaf, jax.core.Tracer):
             continue
-        if isinstance(leaf, jax.Array):
-            if jnp.issubdtype(leaf.dtype, jax.dtypes.extended) or not _wide_ints(
-                leaf.dtype
-            ):
-                continue  # a typed PRNG key, floats, 32-bit ints
-            values = [np.asarray(shard.data) for shard in leaf.addressable_shards]
-        elif isinstance(leaf, (np.ndarray, np.generic)) and _wide_ints(leaf.dtype):
-            values = [np.asarray(leaf)]
-        else:
+        if not isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
             continue
+        if jnp.issubdtype(leaf.dtype, jax.dtypes.extended) or not _wide_ints(leaf.dtype):
+            continue  # a typed PRNG key, floats, 32-bit ints
         where = "args" if path[0] == jax.tree_util.SequenceKey(0) else "kwargs"
-        name = where + jax.tree_util.keystr(tuple(path[1:]))
-        for value in values:
-            info = np.iinfo(_narrow(value.dtype))
-            if value.size and (value.min() < info.min or value.max() > info.max):
-                raise ValueError(msg.WIDE_ARGUMENT.format(name=name, dtype=info.dtype.name))
+        _check_narrow(where + jax.tree_util.keystr(tuple(path[1:])), leaf, msg.WIDE_ARGUMENT)
 
 
 def _raise(err: checkify.Error, hint: str = "") -> None:
@@ -205,8 +195,7 @@ def _to_array(name: str, x: Any) -> Any:
         # the 32-bit ints of that setting, so the ids are checked, then narrowed
         if isinstance(x, jax.core.Tracer):  # inside a jit or vmap: values unknown
             raise ValueError(msg.WIDE_TRACED_IDS.format(name=name, dtype=x.dtype.name))
-        for shard in x.addressable_shards:
-            _check_narrow(name, np.asarray(shard.data))
+        _check_narrow(name, x)
         return x.astype(_narrow(x.dtype))
     if x is None:
         return None
@@ -234,11 +223,15 @@ def _narrow(dtype: Any) -> type[np.integer[Any]]:
     return np.int32 if np.dtype(dtype).kind == "i" else np.uint32
 
 
-def _check_narrow(name: str, arr: np.ndarray) -> None:
-    narrow = _narrow(arr.dtype)
-    info = np.iinfo(narrow)
-    if arr.size and (arr.min() < info.min or arr.max() > info.max):
-        raise ValueError(msg.WIDE_IDS.format(name=name, dtype=np.dtype(narrow).name))
+def _check_narrow(name: str, x: Any, message: str = msg.WIDE_IDS) -> None:
+    """Raise ``message`` when 64-bit integers ``x`` (NumPy, or a JAX array's shards on
+    this process) do not fit their 32-bit type."""
+    info = np.iinfo(_narrow(x.dtype))
+    shards = x.addressable_shards if isinstance(x, jax.Array) else [x]
+    for shard in shards:
+        arr = np.asarray(getattr(shard, "data", shard))
+        if arr.size and (arr.min() < info.min or arr.max() > info.max):
+            raise ValueError(message.format(name=name, dtype=info.dtype.name))
 
 
 def kernel(contract: Contract | str) -> Callable[[F], F]:

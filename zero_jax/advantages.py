@@ -53,28 +53,26 @@ def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
     without x64 (JAX then has no float64) carries the sum exactly as a float32 pair
     (Knuth's error-free two-sum), so the result is within float32's rounding of the
     exact value even where the differences cancel."""
-    wide = jnp.promote_types(r.dtype, _c.float_dtype())
-    if wide != r.dtype or r.dtype == jnp.float64:
-        x, sharding = _gather(r.astype(wide), last=True)
-        m = _gather(m, last=True)[0]
-        gap = jnp.sum(jnp.where(m[..., None, :], x[..., :, None] - x[..., None, :], 0), -1)
-        out = exact_div(gap, jnp.maximum(n.astype(wide) - 1, 1)).astype(r.dtype)
-        return out if sharding is None else reshard(out, sharding)
-
     r, sharding = _gather(r, last=True)  # a group's samples all on each device
     m = _gather(m, last=True)[0]
+    wide = jnp.promote_types(r.dtype, _c.float_dtype())
+    if wide != r.dtype or r.dtype == jnp.float64:
+        x = r.astype(wide)
+        gap = jnp.sum(jnp.where(m[..., None, :], x[..., :, None] - x[..., None, :], 0), -1)
+        out = exact_div(gap, jnp.maximum(n.astype(wide) - 1, 1)).astype(r.dtype)
+    else:
 
-    def add(carry: tuple[jax.Array, jax.Array], j: jax.Array) -> tuple[Any, None]:
-        hi, lo = carry  # the sum so far of r_i - r_j is exactly hi + lo (up to lo's rounding)
-        rj = lax.dynamic_index_in_dim(r, j, axis=-1)
-        kept = lax.dynamic_index_in_dim(m, j, axis=-1)
-        d, d_err = _two_sum(r, -rj)
-        hi, err = _two_sum(hi, jnp.where(kept, d, 0))
-        return (hi, lo + err + jnp.where(kept, d_err, 0)), None
+        def add(carry: tuple[jax.Array, jax.Array], j: jax.Array) -> tuple[Any, None]:
+            hi, lo = carry  # the sum so far of r_i - r_j is exactly hi + lo (up to lo's rounding)
+            rj = lax.dynamic_index_in_dim(r, j, axis=-1)
+            kept = lax.dynamic_index_in_dim(m, j, axis=-1)
+            d, d_err = _two_sum(r, -rj)
+            hi, err = _two_sum(hi, jnp.where(kept, d, 0))
+            return (hi, lo + err + jnp.where(kept, d_err, 0)), None
 
-    zeros = jnp.zeros_like(r)
-    (hi, lo), _ = lax.scan(add, (zeros, zeros), jnp.arange(r.shape[-1]))
-    out = exact_div(hi + lo, jnp.maximum(n - 1, 1))
+        zeros = jnp.zeros_like(r)
+        (hi, lo), _ = lax.scan(add, (zeros, zeros), jnp.arange(r.shape[-1]))
+        out = exact_div(hi + lo, jnp.maximum(n - 1, 1))
     return out if sharding is None else reshard(out, sharding)
 
 
