@@ -12,6 +12,7 @@ and the formulas, not computed by the library.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 from collections.abc import Callable
@@ -219,5 +220,19 @@ def run_all(modes: tuple[str, ...], x64: bool, mesh: Any = None) -> int:
                 assert "answers has values outside the int32 range" in str(e), e
             else:
                 raise AssertionError("int64 ids beyond int32 with x64 off must raise")
+        done += 1
+        # the same NumPy ids handed to a user's jitted step wrapped in checked()
+        step = zero_jax.checked(jax.jit(lambda a, y: zero_jax.pseudo_rewards(a, y) * 2))
+        wide, label = np.array([[2**40, 0]], np.int64), np.array([0], np.int64)
+        with jax.set_mesh(mesh) if mesh is not None else contextlib.nullcontext():
+            if x64:
+                np.testing.assert_array_equal(_gather(step(wide, label)), [[0.0, 2.0]])
+            else:
+                try:
+                    step(wide, label)
+                except ValueError as e:
+                    assert "args[0] has values outside the int32 range" in str(e), e
+                else:
+                    raise AssertionError("checked(jit) must refuse int64 ids beyond int32")
         done += 1
     return done
