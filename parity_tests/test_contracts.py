@@ -42,6 +42,21 @@ def test_signature_matches_the_contract(package, name):
 
 @pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])
 @pytest.mark.parametrize("name", list(CONTRACTS))
+def test_real_hypers_are_typed_as_everything_they_accept(package, name):
+    """A real hyper-parameter accepts a number, a NumPy scalar or 0-d array, and a 0-d
+    (or traced) array: its annotation says so, so that a user's ``mypy --strict`` passes
+    a traced ``eps`` without an error."""
+    want = "ArrayLike" if package is zero_jax else "Real"
+    params = inspect.signature(getattr(package, name)).parameters
+    for h in CONTRACTS[name].hypers:
+        if h.kind == "real":
+            assert params[h.name].annotation == want, (name, h.name)
+        else:
+            assert "ArrayLike" not in str(params[h.name].annotation), (name, h.name)
+
+
+@pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])
+@pytest.mark.parametrize("name", list(CONTRACTS))
 def test_docstrings_carry_an_example_and_the_paper(package, name):
     fn = getattr(package, name)
     assert ">>>" in (fn.__doc__ or ""), f"{package.__name__}.{name} has no >>> example"

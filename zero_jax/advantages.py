@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.sharding import reshard
+from jax.typing import ArrayLike
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
@@ -129,7 +130,7 @@ def group_advantages(
     *,
     scale: str = "group",
     ddof: int = 1,
-    eps: float = 1e-6,
+    eps: ArrayLike = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",
 ) -> jax.Array:
@@ -215,7 +216,7 @@ def multi_reward_advantages(
     aggregation: str = "sum_then_normalize",
     scale: str = "group",
     ddof: int = 1,
-    eps: float = 1e-6,
+    eps: ArrayLike = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",
 ) -> jax.Array:

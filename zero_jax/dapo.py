@@ -11,6 +11,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.typing import ArrayLike
 
 from zero_jax import _checks as _c
 from zero_jax.primitives import exact_div
@@ -18,7 +19,7 @@ from zero_jax.primitives import exact_div
 __all__ = ["informative_groups", "overlong_penalty"]
 
 
-def overlong_penalty(lengths: Any, max_length: float, cache: float) -> jax.Array:
+def overlong_penalty(lengths: Any, max_length: ArrayLike, cache: ArrayLike) -> jax.Array:
     """DAPO's soft punishment of responses that run into the length limit.
 
     ``R_i = 0 if L_i <= L_max - L_cache; (L_max - L_cache - L_i) / L_cache if <= L_max; -1 beyond``

@@ -12,6 +12,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.typing import ArrayLike
 
 from zero_contracts import complement_weight
 from zero_jax import _checks as _c
@@ -83,7 +84,7 @@ def solver_rewards(
     answers: Any,
     format_valid: Any,
     num_answers: int,
-    alpha: float = 0.9,
+    alpha: ArrayLike = 0.9,
     *,
     method: str = "auto",
 ) -> jax.Array:

@@ -14,6 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.typing import ArrayLike
 
 from zero_jax import _checks as _c
 from zero_jax.primitives import cluster_shares, exact_div, ids_equal, vote
@@ -71,7 +72,7 @@ def challenger_rewards(
     consistency: Any,
     clusters: Any,
     valid: Any,
-    strength: float = 1.0,
+    strength: ArrayLike = 1.0,
     *,
     num_clusters: int | None = None,
 ) -> jax.Array:
@@ -184,7 +185,7 @@ def _consensus(answers: jax.Array, num_answers: int, method: str) -> tuple[jax.A
     )
 
 
-def curriculum_mask(consistency: Any, low: float = 0.25, high: float = 0.75) -> jax.Array:
+def curriculum_mask(consistency: Any, low: ArrayLike = 0.25, high: ArrayLike = 0.75) -> jax.Array:
     """Informative band: keep the questions whose vote share lies in [low, high].
 
     ``keep_i = low <= p_i <= high``

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import torch
@@ -19,6 +19,10 @@ import torch
 from zero_contracts import Contract
 from zero_contracts import messages as msg
 from zero_contracts import validate as V
+
+#: A real hyper-parameter as the functions accept it: a Python number, a NumPy scalar
+#: or 0-d array, or a 0-d tensor.
+Real: TypeAlias = "float | np.number[Any] | np.ndarray[Any, Any] | torch.Tensor"
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)

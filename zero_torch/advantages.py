@@ -8,6 +8,7 @@ import torch
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_torch import _checks as _c
+from zero_torch._checks import Real
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 
@@ -76,7 +77,7 @@ def group_advantages(
     *,
     scale: str = "group",
     ddof: int = 1,
-    eps: float = 1e-6,
+    eps: Real = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",
 ) -> torch.Tensor:
@@ -136,7 +137,7 @@ def multi_reward_advantages(
     aggregation: str = "sum_then_normalize",
     scale: str = "group",
     ddof: int = 1,
-    eps: float = 1e-6,
+    eps: Real = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",
 ) -> torch.Tensor:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import torch
 
 from zero_torch import _checks as _c
+from zero_torch._checks import Real
 
 __all__ = ["informative_groups", "overlong_penalty"]
 
 
 @torch.no_grad()
-def overlong_penalty(lengths: torch.Tensor, max_length: float, cache: float) -> torch.Tensor:
+def overlong_penalty(lengths: torch.Tensor, max_length: Real, cache: Real) -> torch.Tensor:
     """DAPO's soft punishment of responses that run into the length limit.
 
     ``R_i = 0 if L_i <= L_max - L_cache; (L_max - L_cache - L_i) / L_cache if <= L_max; -1

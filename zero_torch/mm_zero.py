@@ -7,6 +7,7 @@ import torch
 
 from zero_contracts import complement_weight
 from zero_torch import _checks as _c
+from zero_torch._checks import Real
 from zero_torch.primitives import vote
 
 __all__ = ["coder_rewards", "solver_rewards"]
@@ -56,7 +57,7 @@ def solver_rewards(
     answers: torch.Tensor,
     format_valid: torch.Tensor,
     num_answers: int,
-    alpha: float = 0.9,
+    alpha: Real = 0.9,
     *,
     method: str = "auto",
 ) -> torch.Tensor:
@@ -83,5 +84,5 @@ def solver_rewards(
     ids = _c.as_int64(a)
     labels, _ = vote(ids, h["num_answers"], h["method"], _c.id_max(a))
     agree = (ids == labels[:, None]).to(torch.float64)
-    alpha = h["alpha"]
-    return alpha * agree + complement_weight(alpha) * v.to(torch.float64)
+    w: float = h["alpha"]  # a Python float
+    return w * agree + complement_weight(w) * v.to(torch.float64)

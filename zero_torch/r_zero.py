@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from zero_torch import _checks as _c
+from zero_torch._checks import Real
 from zero_torch.primitives import sizes, vote
 
 __all__ = [
@@ -47,7 +48,7 @@ def challenger_rewards(
     consistency: torch.Tensor,
     clusters: torch.Tensor,
     valid: torch.Tensor,
-    strength: float = 1.0,
+    strength: Real = 1.0,
     *,
     num_clusters: int | None = None,
 ) -> torch.Tensor:
@@ -105,7 +106,7 @@ def consensus(
 
 
 def curriculum_mask(
-    consistency: torch.Tensor, low: float = 0.25, high: float = 0.75
+    consistency: torch.Tensor, low: Real = 0.25, high: Real = 0.75
 ) -> torch.Tensor:
     """Informative band: keep the questions whose vote share lies in [low, high].
 
