@@ -102,7 +102,9 @@ def timed(fn, repeats: int) -> tuple[list[float], object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.bleu", description=" ".join(__doc__.split("\n\n")[0].split())
+    )
     parser.add_argument("--n", type=int, default=2048, help="number of questions")
     parser.add_argument("--threshold", type=float, default=0.5)
     parser.add_argument("--repeats", type=int, default=5, help="repeats of zero_text's side")

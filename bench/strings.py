@@ -678,7 +678,9 @@ def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.strings", description=" ".join(__doc__.split("\n\n")[0].split())
+    )
     parser.add_argument("--quick", action="store_true", help="16 x 8 completions (seconds)")
     parser.add_argument("--prompts", type=int, help="prompts in the batch (default 256)")
     parser.add_argument("--completions", type=int, help="completions per prompt (default 16)")

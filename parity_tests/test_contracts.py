@@ -86,3 +86,17 @@ def test_no_message_or_constant_is_defined_twice():
             for constant in ("VOTE_METHODS = (", "SCALES = (", "SINGLETONS = (",
                              "ADVANTAGE_PRESETS: dict"):
                 assert constant not in source, f"{path.name} redefines {constant}"
+
+
+def test_a_new_real_hyper_is_traceable_and_named_in_its_error_by_default():
+    """What CONTRIBUTING promises of a ``Hyper`` written with only its range."""
+    from zero_contracts.spec import Hyper
+
+    w = Hyper("weight", "real", 0.5, lo=0.0, hi=1.0)
+    assert w.static is False and w.expected == "in [0, 1]"
+    assert Hyper("cap", "real", lo=0.0).expected == "a finite number >= 0"
+    assert Hyper("t", "real", 1.0, static=True).static is True
+    assert Hyper("k", "count").static is True
+    for spec in CONTRACTS.values():
+        for h in spec.hypers:
+            assert h.kind != "real" or h.expected, (spec.name, h.name)

@@ -68,3 +68,38 @@ def test_the_printed_header_fits_a_docstring(name):
     assert normalized(text) == normalized(docstring_header(name))
     for line in text.splitlines():
         assert len(line) <= 96 or line.startswith("``") or " " not in line.strip(), line
+
+
+@pytest.mark.parametrize("name", sorted({CONTRACTS[n].module for n in CONTRACTS}))
+def test_jax_examples_print_the_same_with_x64_on(name):
+    """CI runs the ``>>>`` examples with JAX's default x64 off; each prints values that
+    do not depend on that setting (CONTRIBUTING), so they hold with x64 on as well."""
+    import doctest
+    import importlib
+
+    import jax
+
+    module = importlib.import_module(f"zero_jax.{name}")
+    with jax.enable_x64(True):
+        result = doctest.testmod(module, verbose=False, report=True)
+    assert result.attempted > 0 and result.failed == 0, result
+
+
+def test_every_markdown_code_fence_closes_on_a_line_of_its_own():
+    """A closing fence followed by text is not a fence: the block runs on over the
+    prose and headings after it."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    files = subprocess.run(
+        ["git", "ls-files", "*.md"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert files
+    for name in files:
+        inside = False
+        for number, line in enumerate((root / name).read_text().splitlines(), 1):
+            fence = line.strip()
+            if fence.startswith("```"):
+                assert not inside or fence == "```", f"{name}:{number}: {line!r}"
+                inside = not inside
+        assert not inside, f"{name}: a code block is not closed"

@@ -84,3 +84,45 @@ def test_two_processes_agree_with_one(tmp_path):
                         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=where)
                     seen += 1
     assert seen == len(got.files)
+
+
+def _readme_block() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("```python\n", text.index("A minimal two-process step")) + len("```python\n")
+    return text[start:text.index("```", start)]
+
+
+def test_the_readme_two_process_step_runs_as_written(tmp_path):
+    script = tmp_path / "step.py"
+    block = _readme_block()
+    assert "127.0.0.1:1234" in block
+    script.write_text(block.replace("127.0.0.1:1234", f"127.0.0.1:{_free_port()}"))
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(JAX_PLATFORMS="cpu")
+    children = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(i)], cwd=tmp_path, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        )
+        for i in range(2)
+    ]
+    logs = []
+    try:
+        for child in children:
+            logs.append(child.communicate(timeout=120)[0])
+    finally:
+        for child in children:  # only the processes this test started, by PID
+            if child.poll() is None:
+                os.kill(child.pid, signal.SIGKILL)
+                child.wait(timeout=10)
+    shares = np.array([2, 2, 1, 3, 3, 3, 1, 1]) / 8  # cluster sizes over the global batch
+    p = np.array([0.5, 0.25, 0.5, 1.0, 0.75, 0.5, 0.5, 0.0])
+    want = np.maximum(0, 1 - 2 * np.abs(p - 0.5) - 0.5 * shares)
+    readme = (ROOT / "README.md").read_text()
+    stated = readme[readme.index("global batch:", readme.index("A minimal two-process step")):]
+    stated = stated[len("global batch:"):stated.index(".\n")].replace(" and ", ", ")
+    np.testing.assert_array_equal([float(x) for x in stated.split(",")], want)
+    printed = " ".join(np.array2string(want.astype(np.float32)).split())
+    for child, log in zip(children, logs, strict=True):
+        assert child.returncode == 0, log[-4000:]
+        assert " ".join(log.strip().splitlines()[-1].split()) == printed, log[-2000:]

@@ -100,10 +100,10 @@ def expected_jax_dtypes(contract: Contract, arrays: dict, x64: bool) -> tuple[np
     fl = np.dtype(np.float64 if x64 else np.float32)
     it = np.dtype(np.int64 if x64 else np.int32)
     if rule.startswith("same:"):
+        return (_canonical(arrays[rule[5:]].dtype, x64),)
+    if rule.startswith("mean:"):  # float values keep their dtype, integers give the float
         dt = _canonical(arrays[rule[5:]].dtype, x64)
-        if not jnp.issubdtype(dt, jnp.floating):  # masked_mean of integers
-            return (fl,)
-        return (dt,)
+        return (dt if jnp.issubdtype(dt, jnp.floating) else fl,)
     if rule.startswith("promote:"):
         a, b = rule[8:].split(",")
         return (np.dtype(jnp.result_type(_canonical(arrays[a].dtype, x64),
@@ -124,6 +124,8 @@ def expected_torch_dtypes(contract: Contract, arrays: dict) -> tuple[np.dtype, .
 
     rule = contract.output
     if rule.startswith("same:"):
+        return (np.dtype(arrays[rule[5:]].dtype),)
+    if rule.startswith("mean:"):
         dt = np.dtype(arrays[rule[5:]].dtype)
         return (dt if jnp.issubdtype(dt, jnp.floating) else np.dtype(np.float64),)
     if rule.startswith("promote:"):

@@ -10,7 +10,7 @@ The math is *not* here: each twin writes it by hand, so that parity between them
 means something.  Imports nothing but the standard library.
 """
 
-from zero_contracts import docs, messages
+from zero_contracts import messages
 from zero_contracts._version import __version__ as __version__
 from zero_contracts.constants import (
     ADVANTAGE_PRESETS,
@@ -56,7 +56,6 @@ __all__ = [
     "VoteMetrics",
     "choose_vote_method",
     "complement_weight",
-    "docs",
     "messages",
     "public_names",
     "vote_alphabet",

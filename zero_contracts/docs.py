@@ -26,6 +26,7 @@ __all__ = [
 #: The dtype rules in the README's table (see the table's preamble there).
 _SHORT = {
     "same": "dtype of `{0}`",
+    "mean": "dtype of float `{0}`, else float",
     "promote": "promoted `{0}`, `{1}`",
     "float": "float",
     "labels": "int, float",

@@ -9,10 +9,11 @@ on the data (``"unit"``: in [0, 1]; ``"finite"``; ``"nonneg"``; ``"ids"``: in
 only where a bool argument (``where``) is True.
 
 A :class:`Hyper` is a hyper-parameter: ``"real"`` (a Python / NumPy / 0-d array
-number, traceable unless ``static``), ``"count"`` (a static int >= 1, which may
+number, traceable unless ``static=True``), ``"count"`` (a static int >= 1, which may
 be optional), ``"int"`` (a static int >= ``low``), ``"choice"`` (one of
 ``choices``).  ``lo`` / ``hi`` bound real values (``hi`` also bounds a count);
-``expected`` is the phrase of the error message.  An :class:`Order` constrains
+``expected`` is the phrase of the error message (for a real, by default
+``"in [lo, hi]"`` / ``"a finite number >= lo"`` from its bounds).  An :class:`Order` constrains
 two real hyper-parameters (``low <= high``).
 
 **Data rules and invalid data.**  zero_torch, and zero_jax under
@@ -199,12 +200,25 @@ class Hyper:
     kind: str  # "real" | "count" | "int" | "choice"
     default: Any = None
     keyword_only: bool = False
-    static: bool = True
+    static: bool | None = None  # None: traceable if "real", else static
     lo: float | None = None
     hi: float | None = None
-    expected: str = ""
+    expected: str = ""  # "": derived from lo / hi for a "real"
     choices: tuple[str, ...] = ()
     optional: bool = False  # a count that may be None
+
+    def __post_init__(self) -> None:
+        if self.static is None:
+            object.__setattr__(self, "static", self.kind != "real")
+        if not self.expected and self.kind == "real":
+            lo, hi = self.lo, self.hi
+            phrase = (
+                f"in [{lo:g}, {hi:g}]" if lo is not None and hi is not None
+                else f"a finite number >= {lo:g}" if lo is not None
+                else f"a finite number <= {hi:g}" if hi is not None
+                else "a finite number"
+            )
+            object.__setattr__(self, "expected", phrase)
 
     @property
     def required(self) -> bool:
@@ -234,7 +248,7 @@ class Contract:
     """
 
     name: str
-    module: str  # r_zero | g_zero | mm_zero | advantages | primitives
+    module: str  # the module of both twins that defines it (r_zero, dapo, ...)
     paper: str
     where_in_paper: str
     equation: str
@@ -262,6 +276,7 @@ class Contract:
 #: Output dtype rules (``Contract.output``), with the text the docs show for each:
 OUTPUT_RULES: dict[str, str] = {
     "same": "the dtype of ``{0}``",
+    "mean": "the dtype of float ``{0}``; float64 for integers (float32 in JAX with x64 off)",
     "promote": "the promoted dtype of ``{0}`` and ``{1}``",
     "float": "float64 (float32 in JAX with x64 off)",
     "labels": "int64 labels, float64 shares (int32 / float32 in JAX with x64 off)",
@@ -601,7 +616,7 @@ _CONTRACT_LIST = [
         summary="Mean over the last axis of the kept entries; 0 for empty rows.",
         args=(Arg("values", "real", None), Arg("mask", "bool", None)),
         returns="[...]",
-        output="same:values",
+        output="mean:values",
         detached=False,
         differentiable_in=("values",),
     ),

@@ -389,12 +389,12 @@ def masked_mean(values: Any, mask: Any) -> jax.Array:
 
     G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et
     al., 2026), §3.1, the token average of Hint-delta,
-    https://arxiv.org/abs/2605.09959.  Output ``[...]``: the dtype of ``values``;
-    differentiable in ``values``.
+    https://arxiv.org/abs/2605.09959.  Output ``[...]``: the dtype of float
+    ``values``; float64 for integers (float32 in JAX with x64 off); differentiable in
+    ``values``.
 
     Masked entries contribute exactly zero value and zero gradient; an all-masked
-    row returns 0 with a zero gradient.  Half precision sums in float32; integer
-    values give the canonical float.
+    row returns 0 with a zero gradient.  Half precision sums in float32.
 
     Args:
       values: int or float ``[..., T]``.

@@ -115,9 +115,8 @@ def masked_mean(values: Any, mask: Any) -> torch.Tensor:
 
     G-Zero: Self-Play for Open-Ended Generation from Zero Data (Chengsong Huang et al., 2026),
     §3.1, the token average of Hint-delta, https://arxiv.org/abs/2605.09959.  Output ``[...]``:
-    the dtype of ``values``; differentiable in ``values``.
-
-    Float values keep their dtype; integer values give float64.
+    the dtype of float ``values``; float64 for integers (float32 in JAX with x64 off);
+    differentiable in ``values``.
 
     >>> import torch, zero_torch
     >>> v = torch.tensor([[1.0, 2.0, 6.0]]); m = torch.tensor([[True, False, True]])
