@@ -183,8 +183,8 @@ def _exact_advantages(r, baseline, ddof=1, eps=1e-6):
 def test_a_common_offset_costs_no_accuracy(twin, baseline):
     """float32 rewards 1e6 + N(0, 1) (a reward model's scores, lengths) and rewards one
     ulp apart: summed as they are, the mean and std lost ~10 % of the advantages and the
-    sign of nearly equal rewards; shifted by the group's top reward they are within a
-    few float32 ulps of the exact advantages."""
+    sign of nearly equal rewards; by a corrected two-pass mean they are within a few
+    float32 ulps of the exact advantages."""
     rng = np.random.default_rng(5)
     offset = (1e6 + rng.normal(size=(8, 16))).astype(np.float32)
     ulps = np.array([[1.0, np.nextafter(np.float32(1), np.float32(2))],
@@ -196,6 +196,43 @@ def test_a_common_offset_costs_no_accuracy(twin, baseline):
         else:
             got = zero_torch.group_advantages(torch.from_numpy(r), baseline=baseline).numpy()
         np.testing.assert_allclose(got, _exact_advantages(r, baseline), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("baseline", ["mean", "leave_one_out"])
+@pytest.mark.parametrize("twin", ["jax", "torch"])
+def test_rewards_of_any_finite_size_are_standardised(twin, baseline, x64):
+    """float32 rewards of 1e20 (squared: beyond float32) gave an infinite std and every
+    advantage 0 in both twins; rewards near the float32 maximum made the leave-one-out
+    differences overflow to NaN; rewards 1e-20 apart (squared: flushed to 0) divided by
+    a zero std.  Each group is now computed times a power of two: exact advantages
+    (float64 oracle) with ``eps = 0``, group and batch scaling, and without scaling."""
+    import jax
+
+    top = float(np.finfo(np.float32).max)
+    groups = [
+        np.array([[1e20, -1e20, 0, 0], [3e20, 1e20, 2e20, 0]], np.float32),
+        np.array([[0.6 * top, -0.6 * top, 0.6 * top, -0.6 * top, 0, 0]], np.float32),
+        np.array([[1e-20, 2e-20, 3e-20, 5e-20], [1e-19, 0, 0, 0]], np.float32),
+    ]
+    for r in groups:
+        x = r.astype(np.float64)  # float64 holds these squares
+        n = x.shape[-1]
+        base = x.mean(-1, keepdims=True) if baseline == "mean" else (
+            (x.sum(-1, keepdims=True) - x) / (n - 1))
+        for scale in ("group", "batch", "none"):
+            if twin == "jax":
+                with jax.enable_x64(x64):
+                    got = np.asarray(zero_jax.group_advantages(
+                        r, scale=scale, eps=0.0, baseline=baseline)).astype(np.float64)
+            else:
+                got = zero_torch.group_advantages(
+                    torch.from_numpy(r), scale=scale, eps=0.0, baseline=baseline).double().numpy()
+            std = {"group": x.std(-1, ddof=1, keepdims=True), "batch": x.std(ddof=1),
+                   "none": 1.0}[scale]
+            want = (x - base) / std
+            assert np.all(np.isfinite(got)), (r, scale, got)
+            np.testing.assert_allclose(got, want, rtol=3e-6, atol=0, err_msg=f"{r} {scale}")
 
 
 def test_multi_reward_advantages_in_float64_with_x64_on_as_torch():

@@ -305,3 +305,45 @@ def test_real_hyper_parameters_beyond_float32_with_x64_off():
     with jax.enable_x64(False):
         # float32's largest value, as it prints, is no overflow
         assert zero_jax.overlong_penalty(np.array([0, 5]), 3.4028235e38, 1.0).tolist() == [0, 0]
+
+
+def test_checked_jit_lets_static_numpy_ints_through():
+    """A static argument reaches the function as it is (jax.jit narrows only the
+    traced ones): a NumPy int64 num_answers beyond int32 is valid there, with x64 off
+    as with it; a traced one beyond int32 is still refused."""
+    with jax.enable_x64(False):
+        _static_numpy_ints()
+
+
+def _static_numpy_ints() -> None:
+    a = np.array([[1, 1, 2], [2, 2, 0]])
+    want = zero_jax.consensus(a, 2**40)
+    for step, call in (
+        (jax.jit(zero_jax.consensus, static_argnums=1), lambda f: f(a, np.int64(2**40))),
+        (jax.jit(zero_jax.consensus, static_argnames="num_answers"),
+         lambda f: f(a, num_answers=np.int64(2**40))),
+    ):
+        for got, w in zip(call(zero_jax.checked(step)), want, strict=True):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(w))
+    traced = zero_jax.checked(jax.jit(lambda a, n: zero_jax.consensus(a, 5)[0] + n))
+    with pytest.raises(ValueError, match=r"args\[1\] has values outside the int32 range"):
+        traced(a, np.int64(2**40))
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_any_python_real_is_a_hyper_parameter_in_both_twins(x64):
+    from fractions import Fraction
+
+    zero_torch = pytest.importorskip("zero_torch", reason="needs torch")
+    torch = pytest.importorskip("torch", reason="needs torch")
+    p, c, v = np.array([0.5, 0.25]), np.array([0, 1]), np.ones(2, bool)
+    with jax.enable_x64(x64):
+        got = zero_jax.challenger_rewards(p, c, v, Fraction(1, 2))
+        band = jax.jit(lambda p: zero_jax.curriculum_mask(p, Fraction(1, 4), Fraction(3, 4)))
+        mask = band(np.linspace(0, 1, 5))
+    twin = zero_torch.challenger_rewards(
+        torch.tensor(p), torch.tensor(c), torch.tensor(v), Fraction(1, 2)
+    )
+    np.testing.assert_allclose(np.asarray(got), twin.numpy(), rtol=1e-7)
+    np.testing.assert_allclose(np.asarray(got), [0.75, 0.25], rtol=1e-7)
+    np.testing.assert_array_equal(np.asarray(mask), [False, True, True, True, False])

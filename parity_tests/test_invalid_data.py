@@ -241,7 +241,8 @@ def test_checked_inside_a_jitted_step_reports_where_to_put_it():
     p = jnp.array([0.5, 1.5])
     step = jax.jit(lambda p: zero_jax.checked(zero_jax.uncertainty_reward)(p) * 2)
     np.testing.assert_array_equal(step(jnp.array([0.5, 1.0])), [2.0, 0.0])
-    with pytest.raises(Exception, match=r"consistency must lie in \[0, 1\].*around jax.jit"):
+    hint = r"jax.jit, lax.scan, lax.cond.*put zero_jax.checked around the outermost"
+    with pytest.raises(Exception, match=r"consistency must lie in \[0, 1\].*" + hint):
         jax.block_until_ready(step(p))
 
 

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from decimal import Decimal, getcontext
 from fractions import Fraction
 
+import jax
 import numpy as np
 import pytest
 
@@ -686,6 +687,32 @@ def test_overlong_penalty_equals_trl_soft_overlong_punishment(twin, max_length, 
     assert got.tolist() == want
     if (max_length, cache) == (100, 20):
         assert got[90] == -0.5
+
+
+@pytest.mark.parametrize("twin", TWINS)
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize(("max_length", "cache"), [(10, 0.3), (3, 1e-9), (100, 20.5),
+                                                   (7.5, 2.25), (4096, 0.1)])
+def test_overlong_penalty_of_a_fractional_cache_keeps_eq_13s_boundaries(twin, x64, max_length,
+                                                                         cache):
+    """DAPO Eq. 13 with a cache that is not an integer: 0 up to ``L_max - L_cache``,
+    exactly -1 at ``L_max`` and beyond, and within [-1, 0] between (``L_max - L_cache``
+    rounded first had put 10 tokens of 10 at -1.0000006 and 3 of 3 with a cache of 1e-9
+    at 0 in float32), against exact rationals."""
+    from fractions import Fraction
+
+    lengths = np.arange(0, int(max_length) + 3)
+    with jax.enable_x64(x64):
+        got = run(twin, "overlong_penalty", lengths, max_length=max_length, cache=cache)
+    tol = 1e-6 if twin == "jax" and not x64 else 1e-15
+    top, band = Fraction(max_length), Fraction(cache)
+    for n, value in zip(lengths.tolist(), got.tolist(), strict=True):
+        exact = 0 if n <= top - band else (top - band - n) / band if n <= top else -1
+        assert -1 <= value <= 0
+        if exact in (0, -1) and (n <= top - band - 1 or n >= top):
+            assert value == exact, (n, value)  # a length clear of the rounding of L_max - L_cache
+        else:
+            assert abs(value - float(exact)) <= tol, (n, value, exact)
 
 
 # ------------------------------------------------------------- dynamic sampling

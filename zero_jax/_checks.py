@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
 import string
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import jax
@@ -59,9 +60,9 @@ _DEPTH = threading.local()
 
 _SUFFIX = re.compile(r"\s*\(`check` failed.*\)\s*$", re.DOTALL)
 _STAGED_HINT = (
-    " (raised by zero_jax.checked inside a jitted or scanned function, where JAX "
-    "reports it as a runtime error: put zero_jax.checked around jax.jit / lax.scan "
-    "for a ValueError)"
+    " (raised by zero_jax.checked when the staged step ran; inside jax.jit, lax.scan, "
+    "lax.cond and the like JAX reports it as a runtime error: put zero_jax.checked "
+    "around the outermost of them for a ValueError)"
 )
 
 
@@ -132,7 +133,31 @@ def _check_wide_arguments(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
         if jnp.issubdtype(leaf.dtype, jax.dtypes.extended) or not _wide_ints(leaf.dtype):
             continue  # a typed PRNG key, floats, 32-bit ints
         where = "args" if path[0] == jax.tree_util.SequenceKey(0) else "kwargs"
-        _check_narrow(where + jax.tree_util.keystr(tuple(path[1:])), leaf, msg.WIDE_ARGUMENT)
+        name = where + jax.tree_util.keystr(tuple(path[1:]))
+        try:
+            _check_narrow(name, leaf, msg.WIDE_ARGUMENT)
+        except ValueError:
+            if len(path) == 2 and isinstance(leaf, np.generic) and _static(fn, args, kwargs, path):
+                continue  # a static argument reaches the function as it is
+            raise
+
+
+def _static(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], path: Any) -> bool:
+    """Whether the top-level argument at ``path`` is one of ``jax.jit``'s static
+    arguments (only a hashable one, e.g. a NumPy scalar, can be): its trace lists the
+    others.  Asked only of a value that would be refused, so the extra trace costs a
+    valid call nothing."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # JAX's warning about narrowing the others
+        dynamic_args, dynamic_kwargs = fn.trace(*args, **kwargs).args_info
+    if path[0] == jax.tree_util.SequenceKey(1):
+        return path[1].key not in dynamic_kwargs
+    hashable = [i for i, a in enumerate(args) if isinstance(a, Hashable)]
+    # the positional statics are hashable; when as many are missing as there are
+    # hashable arguments, each of those is static (else a wide one is checked anyway)
+    return len(args) - len(dynamic_args) == len(hashable) and path[1].idx in hashable
 
 
 def _raise(err: checkify.Error, hint: str = "") -> None:
@@ -293,8 +318,8 @@ def _number(name: str, x: Any) -> float | None:
         return None
     if isinstance(x, (bool, str, bytes)) or x is None:
         raise TypeError(msg.NOT_SCALAR.format(name=name, got=type(x).__name__))
-    if isinstance(x, int):  # any size
-        return V.python_real(x)
+    if isinstance(x, int) or (isinstance(x, numbers.Real) and not isinstance(x, np.generic)):
+        return V.python_real(x)  # an int of any size, a Fraction, a Decimal-like real
     try:
         arr = np.asarray(x)  # Python and NumPy numbers, 0-d NumPy and JAX arrays
     except (TypeError, ValueError):

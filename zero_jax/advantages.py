@@ -37,10 +37,12 @@ def _moments(
     a common offset costs no accuracy (``r - mean0`` is exact for rewards within a
     factor of 2 of it; float32 rewards 1e6 + N(0, 1) lost ~10 % of their advantages,
     and rewards a few ulps apart their sign, with the rounded mean alone), and a reward
-    far from the rest does not round the others' deviations beyond their own size."""
+    far from the rest does not round the others' deviations beyond their own size.
+    The callers scale the rewards into (-1, 1) first (:func:`_unit`), so no sum
+    overflows."""
     n = jnp.sum(m, axis=axis, keepdims=True, dtype=r.dtype)
     first = jnp.sum(jnp.where(m, r, 0), axis=axis, keepdims=True) / jnp.maximum(n, 1)
-    d = jnp.where(m, r - jnp.where(jnp.isfinite(first), first, 0), 0)  # inf: a sum overflow
+    d = jnp.where(m, r - first, 0)
     dev = d - jnp.sum(d, axis=axis, keepdims=True) / jnp.maximum(n, 1)
     sq = jnp.sum(jnp.where(m, dev**2, 0), axis=axis, keepdims=True)
     return n, dev, jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
@@ -96,8 +98,19 @@ def advantages_of(
 ) -> tuple[jax.Array, jax.Array]:
     """The advantages of float rewards ``r`` ``[..., G, N]`` kept where ``m`` ("batch"
     is the last two axes), shared by both public functions, and whether each group
-    has a non-finite kept reward (``[..., G, 1]``, unpoisoned advantages otherwise)."""
+    has a non-finite kept reward (``[..., G, 1]``, unpoisoned advantages otherwise).
+
+    Computed on the rewards times a power of two (:func:`_unit`, the group's, or the
+    batch's with ``"batch"`` scaling), which changes no bit of the result but keeps
+    the sums from overflowing and the squares from overflowing or flushing to 0."""
     ddof = min(ddof, r.shape[-1] * r.shape[-2])  # a larger ddof changes no result
+    hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
+    lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
+    if scale == "batch":
+        unit = _unit(jnp.max(hi, axis=-2, keepdims=True), jnp.min(lo, axis=-2, keepdims=True))
+    else:
+        unit = _unit(hi, lo)
+    r = r * unit
     n, dev, std = _moments(r, m, ddof)
     single = n == 1
     if baseline == "leave_one_out":
@@ -106,13 +119,14 @@ def advantages_of(
         adv = dev
     if singleton == "raw":
         adv = jnp.where(single, r, adv)
-        std = jnp.where(single, 1, std)
+        std = jnp.where(single, unit, std)  # 1 in the rewards' units
     if scale == "batch":
         _, _, std = _moments(r, m, ddof, axis=(-2, -1))
     if scale != "none":
-        adv = adv / (std + jnp.asarray(eps, r.dtype))  # XLA may multiply by 1 / (std + eps)
-    hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
-    lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
+        # XLA may multiply by 1 / (std + eps)
+        adv = adv / (std + jnp.asarray(eps, r.dtype) * unit)
+    else:
+        adv = adv / unit
     zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
     # a kept NaN or +-inf reaches the max or the min (an empty group's are -inf / inf):
     # the data rule read from them, without another pass over the rewards
@@ -122,6 +136,24 @@ def advantages_of(
     if singleton == "raw":
         zero = zero & ~single
     return jnp.where(m & ~zero, adv, 0), nonfinite
+
+
+def _unit(hi: jax.Array, lo: jax.Array) -> jax.Array:
+    """``2^-k`` with ``2^(k-1) <= max |r| < 2^k`` over rewards whose max is ``hi`` and
+    min ``lo`` (1 when there are none, or a non-finite one), ``k`` clipped so that
+    ``2^k`` and ``2^-k`` are normal floats.  The rewards times it lie in (-1, 1), where
+    the means, the pairwise differences of the leave-one-out baseline and the sums of
+    squares cannot overflow (float32 rewards of 1e20 made the std infinite and every
+    advantage 0) nor flush to 0 (rewards 1e-20 apart made it 0).  Multiplying by a
+    power of two is exact, and every step commutes with it, so on rewards that none of
+    this touches the result is unchanged to the bit.  Only a reward more than 2^126
+    (float32; 2^1022 in float64) times smaller than the largest of its group is
+    flushed to 0 by it."""
+    top = jnp.maximum(hi, -lo)
+    _, k = jnp.frexp(jnp.where(jnp.isfinite(top), top, 0))  # top = f 2^k, 0.5 <= f < 1
+    info = jnp.finfo(top.dtype)
+    k = jnp.clip(k, info.minexp, info.maxexp - 2)
+    return jnp.ldexp(jnp.ones_like(top), -k)
 
 
 def group_advantages(
@@ -297,10 +329,11 @@ def _multi(
         per, _ = advantages_of(jnp.moveaxis(r, -1, 0), jnp.moveaxis(m, -1, 0), *options)
         total = jnp.sum(per * w[:, None, None], axis=0)
         everything = (-2, -1)
-        n, dev, std = _moments(total, kept, min(ddof, kept.size), axis=everything)
-        adv = dev / (std + jnp.asarray(eps, dtype))
         hi = jnp.max(jnp.where(kept, total, -jnp.inf), axis=everything, keepdims=True)
         lo = jnp.min(jnp.where(kept, total, jnp.inf), axis=everything, keepdims=True)
+        unit = _unit(hi, lo)
+        _, dev, std = _moments(total * unit, kept, min(ddof, kept.size), axis=everything)
+        adv = dev / (std + jnp.asarray(eps, dtype) * unit)
         adv = jnp.where(kept & (hi != lo), adv, 0)
         rows = jnp.any(bad["rewards"])
     rows = rows | jnp.any(bad["weights"]) | bad["eps"]

@@ -59,9 +59,11 @@ def _overlong(
     dtype = _c.float_dtype()
     length = lengths.astype(dtype)
     top, soft = jnp.asarray(max_length, dtype), jnp.asarray(cache, dtype)
-    start = top - soft
-    ramp = exact_div(start - length, jnp.where(soft > 0, soft, 1))  # unused when soft = 0
-    penalty = jnp.where(length <= start, 0, jnp.where(length <= top, ramp, -1))
+    # measured from L_max: exact for integer lengths and L_max, so a fractional cache
+    # moves no boundary, and ((L_max - L) - L_cache) / L_cache stays in [-1, 0]
+    gap = top - length
+    ramp = exact_div(gap - soft, jnp.where(soft > 0, soft, 1))  # unused when soft = 0
+    penalty = jnp.where(gap >= soft, 0, jnp.where(gap >= 0, ramp, -1))
     return lax.stop_gradient(_c.poison(penalty, bad["lengths"] | _c.hyper_rules(bad)))
 
 

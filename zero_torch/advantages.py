@@ -4,6 +4,8 @@ Mirrors ``zero_jax.advantages``; presets and constants live in :mod:`zero_contra
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from zero_contracts import ADVANTAGE_PRESETS
@@ -18,12 +20,12 @@ def _moments(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Kept count, ``r - mean`` and std over ``dim``, by a corrected two-pass: the
     deviations from a first, rounded mean are summed again, so that a common offset
-    costs no accuracy."""
+    costs no accuracy.  The callers scale the rewards into (-1, 1) first (:func:`_unit`)."""
     zero = torch.zeros((), dtype=r.dtype)
     ddof = min(ddof, r.numel())  # a larger ddof changes no result (and may not fit int64)
     n = m.sum(dim, keepdim=True).to(r.dtype)
     first = torch.where(m, r, zero).sum(dim, keepdim=True) / n.clamp(min=1)
-    d = torch.where(m, r - torch.where(first.isfinite(), first, zero), zero)
+    d = torch.where(m, r - first, zero)
     dev = d - d.sum(dim, keepdim=True) / n.clamp(min=1)
     sq = torch.where(m, dev**2, zero).sum(dim, keepdim=True)
     return n, dev, torch.sqrt(sq / (n - ddof).clamp(min=1))
@@ -42,6 +44,14 @@ def _advantages(
     ddof = min(ddof, r.numel())  # a larger ddof changes no result (and may not fit int64)
     zero = torch.zeros((), dtype=r.dtype)
     r = torch.where(m, r, zero)  # a masked entry is never read
+    inf = torch.tensor(float("inf"), dtype=r.dtype)
+    hi = torch.where(m, r, -inf).amax(-1, keepdim=True)
+    lo = torch.where(m, r, inf).amin(-1, keepdim=True)
+    # computed on the rewards times a power of two: no overflow or underflow, same bits
+    unit = _unit(hi.amax(-2, keepdim=True), lo.amin(-2, keepdim=True)) if scale == "batch" else (
+        _unit(hi, lo)
+    )
+    r = r * unit
     n, dev, std = _moments(r, m, ddof)
     single = n == 1
     if baseline == "leave_one_out":
@@ -54,20 +64,34 @@ def _advantages(
         adv = dev
     if singleton == "raw":  # verl: a lone sample keeps its reward (baseline 0, std 1)
         adv = torch.where(single, r, adv)
-        std = torch.where(single, torch.ones_like(std), std)
+        std = torch.where(single, unit, std)  # 1 in the rewards' units
     if scale == "batch":
         _, _, std = _moments(r, m, ddof, dim=(-2, -1))
     if scale != "none":
-        adv = adv / (std + eps)
-    inf = torch.tensor(float("inf"), dtype=r.dtype)
-    hi = torch.where(m, r, -inf).amax(-1, keepdim=True)
-    lo = torch.where(m, r, inf).amin(-1, keepdim=True)
+        adv = adv / (std + eps * unit)
+    else:
+        adv = adv / unit
     degenerate = hi == lo  # all kept rewards equal, a single one, or none
     if scale == "group":
         degenerate = degenerate | (n <= ddof)
     if singleton == "raw":
         degenerate = degenerate & ~single
     return torch.where(m & ~degenerate, adv, zero)
+
+
+def _unit(hi: torch.Tensor, lo: torch.Tensor) -> torch.Tensor:
+    """``2^-k`` with ``2^(k-1) <= max |r| < 2^k`` for rewards whose max is ``hi`` and min
+    ``lo`` (1 when there are none), ``k`` clipped so that ``2^k`` and ``2^-k`` are
+    normal floats: the rewards times it lie in (-1, 1), where no mean, leave-one-out
+    difference or sum of squares overflows or flushes to 0 (float32 rewards of 1e20
+    gave an infinite std and advantages 0).  A power of two scales exactly, so
+    elsewhere the result is the same."""
+    top = torch.maximum(hi, -lo)
+    _, k = torch.frexp(torch.where(top.isfinite(), top, torch.zeros_like(top)))
+    info = torch.finfo(top.dtype)
+    low = round(math.log2(info.tiny))  # the smallest normal exponent: -126, -1022
+    k = k.clamp(min=low, max=-low)
+    return torch.pow(torch.tensor(2.0, dtype=top.dtype), -k.to(top.dtype))
 
 
 @torch.no_grad()
@@ -192,9 +216,11 @@ def multi_reward_advantages(
     per_reward = [_advantages(r64[..., k], m[..., k], *options) for k in range(r.shape[-1])]
     s = (torch.stack(per_reward, -1) * w64).sum(-1)
     flat, keep = s.reshape(1, -1), kept.reshape(1, -1)
-    _, dev, std = _moments(flat, keep, h["ddof"])
     inf = torch.tensor(float("inf"), dtype=torch.float64)
-    equal = torch.where(keep, flat, -inf).amax() == torch.where(keep, flat, inf).amin()
-    z = dev / (std + h["eps"])
+    hi, lo = torch.where(keep, flat, -inf).amax(), torch.where(keep, flat, inf).amin()
+    unit = _unit(hi, lo)
+    _, dev, std = _moments(flat * unit, keep, h["ddof"])
+    equal = hi == lo
+    z = dev / (std + h["eps"] * unit)
     z = torch.where(keep & ~equal, z, torch.zeros((), dtype=torch.float64))
     return z.reshape(s.shape).to(out)

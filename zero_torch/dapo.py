@@ -38,11 +38,13 @@ def overlong_penalty(lengths: torch.Tensor, max_length: Real, cache: Real) -> to
     h = _c.hypers("overlong_penalty", max_length=max_length, cache=cache)
     _c.data_checks("overlong_penalty", lengths=n)
     top, band = h["max_length"], h["cache"]
-    start = top - band
     length = n.to(torch.float64)  # exact up to 2**53 tokens
-    ramp = (start - length) / band if band > 0 else torch.zeros_like(length)
+    # measured from L_max (exact for integers): a fractional cache moves no boundary,
+    # and ((L_max - L) - L_cache) / L_cache stays in [-1, 0]
+    gap = top - length
+    ramp = (gap - band) / band if band > 0 else torch.zeros_like(length)
     zero, minus_one = torch.zeros_like(length), torch.full_like(length, -1.0)
-    return torch.where(length <= start, zero, torch.where(length <= top, ramp, minus_one))
+    return torch.where(gap >= band, zero, torch.where(gap >= 0, ramp, minus_one))
 
 
 @torch.no_grad()
