@@ -150,10 +150,14 @@ def _unit(hi: jax.Array, lo: jax.Array) -> jax.Array:
     (float32; 2^1022 in float64) times smaller than the largest of its group is
     flushed to 0 by it."""
     top = jnp.maximum(hi, -lo)
-    _, k = jnp.frexp(jnp.where(jnp.isfinite(top), top, 0))  # top = f 2^k, 0.5 <= f < 1
     info = jnp.finfo(top.dtype)
-    k = jnp.clip(k, info.minexp, info.maxexp - 2)
-    return jnp.ldexp(jnp.ones_like(top), -k)
+    bias, bits = info.maxexp - 1, jnp.int32 if top.dtype == jnp.float32 else jnp.int64
+    # read and written as bits (frexp and ldexp took 1.3-1.5x the whole call, measured
+    # at [4096 .. 1M, 8] float32): top = 1.f 2^(e - bias), so 2^(k-1) <= top < 2^k
+    e = (lax.bitcast_convert_type(top, bits) >> info.nmant) & ((1 << info.nexp) - 1)
+    k = e - bias + 1
+    k = jnp.where((top > 0) & (top < jnp.inf), jnp.clip(k, info.minexp, info.maxexp - 2), 0)
+    return lax.bitcast_convert_type(((bias - k) << info.nmant).astype(bits), top.dtype)
 
 
 def group_advantages(
