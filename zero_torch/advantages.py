@@ -80,18 +80,23 @@ def _advantages(
 
 
 def _unit(hi: torch.Tensor, lo: torch.Tensor) -> torch.Tensor:
-    """``2^-k`` with ``2^(k-1) <= max |r| < 2^k`` for rewards whose max is ``hi`` and min
-    ``lo`` (1 when there are none), ``k`` clipped so that ``2^k`` and ``2^-k`` are
-    normal floats: the rewards times it lie in (-1, 1), where no mean, leave-one-out
-    difference or sum of squares overflows or flushes to 0 (float32 rewards of 1e20
-    gave an infinite std and advantages 0).  A power of two scales exactly, so
-    elsewhere the result is the same."""
+    """``2^-k`` with ``2^(k-1) <= max |r| < 2^k`` for float32 / float64 rewards whose max
+    is ``hi`` and min ``lo`` (1 when there are none), ``k`` clipped so that ``2^k`` and
+    ``2^-k`` are normal floats: the rewards times it lie in (-1, 1), where no mean,
+    leave-one-out difference or sum of squares overflows or flushes to 0 (float32
+    rewards of 1e20 gave an infinite std and advantages 0).  A power of two scales
+    exactly, so elsewhere the result is the same.  ``k`` is ``log2``'s, corrected by
+    exact comparisons with powers of two (``torch.frexp`` and bit casts do not compile
+    correctly under ``torch.compile``)."""
     top = torch.maximum(hi, -lo)
-    _, k = torch.frexp(torch.where(top.isfinite(), top, torch.zeros_like(top)))
-    info = torch.finfo(top.dtype)
-    low = round(math.log2(info.tiny))  # the smallest normal exponent: -126, -1022
-    k = k.clamp(min=low, max=-low)
-    return torch.pow(torch.tensor(2.0, dtype=top.dtype), -k.to(top.dtype))
+    bias = 127 if top.dtype == torch.float32 else 1023
+    ok = (top > 0) & (top < math.inf)
+    x = torch.where(ok, top, torch.ones_like(top))
+    two = torch.tensor(2.0, dtype=top.dtype)
+    k = torch.floor(torch.log2(x)) + 1
+    k = k + (x >= two**k).to(k.dtype) - (x < two ** (k - 1)).to(k.dtype)
+    k = torch.where(ok, k.clamp(min=1 - bias, max=bias - 1), torch.zeros_like(k))
+    return two ** (-k)
 
 
 @torch.no_grad()
