@@ -1,6 +1,6 @@
 """One of the two ``jax.distributed`` processes of ``test_multiprocess.py``.
 
-``python -m parity_tests.multiprocess_child PORT PROCESS_ID OUT.npz``: 2 CPU devices in
+``python -m parity_tests.multiprocess_child PORT OUT.npz PROCESS_ID``: 2 CPU devices in
 this process, gloo collectives, the coordinator on 127.0.0.1.  On a 4-device mesh
 spanning both processes (Auto and Explicit axes, x64 off and on) it runs every public
 function inside one user ``jit`` step on a global batch whose rows are split between the
@@ -19,7 +19,7 @@ import numpy as np
 
 
 def main() -> None:
-    port, process_id, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    port, out, process_id = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     jax.config.update("jax_num_cpu_devices", 2)
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     address = f"127.0.0.1:{port}"

@@ -32,22 +32,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _run_children(out: Path) -> list[str]:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT))
+def _run_two(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> list[str]:
+    """Start ``command + [i]`` for i = 0, 1; their logs once both exit (each asserted to
+    succeed).  On overrun only the processes started here are ended, by their PIDs."""
     children = [
         subprocess.Popen(
-            [sys.executable, "-m", "parity_tests.multiprocess_child", str(port), str(i), str(out)],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True,
+            [*command, str(i)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )
         for i in range(2)
     ]
     logs = []
     try:
         for child in children:
-            stdout, _ = child.communicate(timeout=TIMEOUT)
+            stdout, _ = child.communicate(timeout=timeout)
             logs.append(stdout)
     finally:
         for child in children:  # only the processes this test started, by PID
@@ -57,6 +55,18 @@ def _run_children(out: Path) -> list[str]:
     for child, log in zip(children, logs, strict=False):
         assert child.returncode == 0, log[-4000:]
     return logs
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(JAX_PLATFORMS="cpu", **extra)
+    return env
+
+
+def _run_children(out: Path) -> list[str]:
+    """The two ``multiprocess_child`` processes; process 0 writes ``out``."""
+    child = [sys.executable, "-m", "parity_tests.multiprocess_child", str(_free_port()), str(out)]
+    return _run_two(child, ROOT, _env(PYTHONPATH=str(ROOT)), TIMEOUT)
 
 
 def test_two_processes_agree_with_one(tmp_path):
@@ -97,24 +107,7 @@ def test_the_readme_two_process_step_runs_as_written(tmp_path):
     block = _readme_block()
     assert "127.0.0.1:1234" in block
     script.write_text(block.replace("127.0.0.1:1234", f"127.0.0.1:{_free_port()}"))
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(JAX_PLATFORMS="cpu")
-    children = [
-        subprocess.Popen(
-            [sys.executable, str(script), str(i)], cwd=tmp_path, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        )
-        for i in range(2)
-    ]
-    logs = []
-    try:
-        for child in children:
-            logs.append(child.communicate(timeout=120)[0])
-    finally:
-        for child in children:  # only the processes this test started, by PID
-            if child.poll() is None:
-                os.kill(child.pid, signal.SIGKILL)
-                child.wait(timeout=10)
+    logs = _run_two([sys.executable, str(script)], tmp_path, _env(), 120)
     shares = np.array([2, 2, 1, 3, 3, 3, 1, 1]) / 8  # cluster sizes over the global batch
     p = np.array([0.5, 0.25, 0.5, 1.0, 0.75, 0.5, 0.5, 0.0])
     want = np.maximum(0, 1 - 2 * np.abs(p - 0.5) - 0.5 * shares)
@@ -123,6 +116,5 @@ def test_the_readme_two_process_step_runs_as_written(tmp_path):
     stated = stated[len("global batch:"):stated.index(".\n")].replace(" and ", ", ")
     np.testing.assert_array_equal([float(x) for x in stated.split(",")], want)
     printed = " ".join(np.array2string(want.astype(np.float32)).split())
-    for child, log in zip(children, logs, strict=True):
-        assert child.returncode == 0, log[-4000:]
+    for log in logs:
         assert " ".join(log.strip().splitlines()[-1].split()) == printed, log[-2000:]

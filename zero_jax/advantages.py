@@ -101,8 +101,9 @@ def advantages_of(
     has a non-finite kept reward (``[..., G, 1]``, unpoisoned advantages otherwise).
 
     Computed on the rewards times a power of two (:func:`_unit`, the group's, or the
-    batch's with ``"batch"`` scaling), which changes no bit of the result but keeps
-    the sums from overflowing and the squares from overflowing or flushing to 0."""
+    batch's with ``"batch"`` scaling), which changes no value (every step commutes
+    with it) but keeps the sums from overflowing and the squares from overflowing or
+    flushing to 0."""
     ddof = min(ddof, r.shape[-1] * r.shape[-2])  # a larger ddof changes no result
     hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
     lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
