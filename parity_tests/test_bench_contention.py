@@ -13,9 +13,10 @@ import pytest
 
 from bench import contention
 
-pytestmark = pytest.mark.skipif(
-    not os.path.exists("/proc/stat"), reason="the detector reads Linux's /proc"
-)
+pytestmark = [
+    pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="the detector reads Linux's /proc"),
+    pytest.mark.alone,  # the README's test command runs these alone, on an idle machine
+]
 
 BUSY = "import time\nt = time.perf_counter()\nwhile time.perf_counter() - t < {s}: pass\n"
 
