@@ -523,6 +523,9 @@ def main(argv: list[str] | None = None) -> int:
                                 if "plain" in res:
                                     plain[key]["samples_s"] += res["plain"]["samples_s"]
                                     plain[key]["ratios"] += res["pair_ratios"]
+                                if "naive" in res:
+                                    plain[key]["naive_samples_s"] += res["naive"]["samples_s"]
+                                    plain[key]["naive_ratios"] += res["naive_ratios"]
                                 for name, m in (res.get("passes") or {}).items():
                                     passes[key][name] += m["samples_s"]
                             bar.step(f"round {r + 1}/{rounds} {b:<13} {key}")

@@ -165,22 +165,25 @@ def _overhead(rows: list[dict[str, Any]], plain: Mapping[str, Mapping[str, list[
         if not p or not p.get("ratios") or "median_us" not in jax:
             continue
         st = stats(p["samples_s"])
-        out.append(
-            {
-                "key": row["key"],
-                "fn": row["fn"],
-                "variant": row["variant"],
-                "B": row["B"],
-                "public_us": {k: jax[k] for k in ("median_us", "p25_us", "p75_us", "min_us")},
-                "plain_us": st,
-                "public_over_plain": float(np.median(p["ratios"])),
-                "best_public_over_plain": jax["min_us"] / st["min_us"],
-                "pairs": len(p["ratios"]),
-            }
-        )
+        item = {
+            "key": row["key"],
+            "fn": row["fn"],
+            "variant": row["variant"],
+            "B": row["B"],
+            "public_us": {k: jax[k] for k in ("median_us", "p25_us", "p75_us", "min_us")},
+            "plain_us": st,
+            "public_over_plain": float(np.median(p["ratios"])),
+            "best_public_over_plain": jax["min_us"] / st["min_us"],
+            "pairs": len(p["ratios"]),
+        }
+        if p.get("naive_ratios"):
+            item["naive_us"] = stats(p["naive_samples_s"])
+            item["public_over_naive"] = float(np.median(p["naive_ratios"]))
+        out.append(item)
     return {
-        "what": "public zero_jax call / a plain jax.jit of the same math, timed side by side "
-        "in the jax worker on the same device buffers (median of per-pair ratios)",
+        "what": "public zero_jax call / a plain jax.jit of the same math (and / the naive "
+        "formula), timed side by side in the jax worker on the same device buffers (medians "
+        "of per-round ratios)",
         "functions": list(overhead.FUNCTIONS),
         "min_B": overhead.MIN_B,
         "rows": out,

@@ -1,21 +1,27 @@
 """The overhead report: the public ``zero_jax`` call against a plain ``jax.jit`` of the
 same math, for a few representative functions at B >= 4,096.
 
-The plain versions below are what a user would write by hand for the bench's cases
-(default hyper-parameters, valid data, x64 on): no validation, no conventions beyond
-what these inputs need.  ``python -m bench`` times each covered case in the ``jax``
-worker side by side with the public call, on the same device buffers
-(:func:`bench.worker.measure_paired`); the report gives the median of the per-pair
-ratios public / plain.  ``parity_tests/test_bench_overhead.py`` checks that the plain
-versions give the public outputs on the bench's inputs, so that the ratio compares the
-same work.
+Two hand-written versions per function, for the bench's cases (default
+hyper-parameters, x64 on), with no validation:
 
-The plain versions are deliberately the obvious code, not a copy of the library's
-kernels (which would have to follow every change of the library): a ratio near 1 says
-the call path costs nothing where the work matters; below 1, the library's kernel beats
-the obvious one (the vote's single packed reduction, for instance); above the target,
-either the call path or the library's kernel is slower than what a user would write.
-It reports; it does not prescribe how the library is built.
+* :func:`plain`, the same math: what the contract says the call computes, written the
+  plain way (one ``jax.jit``, no call path): the same values on valid data and the same
+  NaN / -1 where the data break a rule, the same numerics conventions (the exact
+  ``2 min(p, 1 - p)``, group advantages computed on the rewards times a power of two,
+  from a corrected two-pass mean).  ``public / plain`` is the cost of the call path
+  (argument checks in Python, the kernel's dispatch) and of any difference in how the
+  library's kernel is written; the target is on this ratio.
+* :func:`naive`, the obvious formula a user might write first: no invalid-data
+  rule, no care at extreme values (``1 - 2 |p - 1/2|``, one-pass std).  ``public /
+  naive`` is reported beside it: what the library's conventions cost, not a target.
+
+``python -m bench`` times each covered case in the ``jax`` worker side by side with both,
+on the same device buffers (:func:`bench.worker.measure_paired`); the report gives the
+medians of the per-loop ratios.  ``parity_tests/test_bench_overhead.py`` checks that
+:func:`plain` gives the public outputs on the bench's inputs and on invalid and extreme
+ones, and :func:`naive` on the bench's inputs, so that each ratio compares the stated
+work.  Neither is a copy of the library's kernels (they share no code with them).  The
+report reports; it does not prescribe how the library is built.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["FUNCTIONS", "MIN_B", "covers", "plain"]
+__all__ = ["FUNCTIONS", "MIN_B", "covers", "naive", "plain"]
 
 #: The functions with a plain version: a trivial elementwise reward, the challenger
 #: with cluster sizes (dense ids), a vote, and group advantages.
@@ -42,11 +48,69 @@ def covers(case: Any) -> bool:
 
 @functools.cache
 def plain(fn: str) -> Callable[..., Any]:
-    """The plain ``jax.jit`` of ``fn``'s math (imports JAX on first use; one jit object
-    per function, kept for the process)."""
+    """The plain ``jax.jit`` of ``fn``'s math as the contract states it, invalid-data rule
+    and numerics conventions included (imports JAX on first use; one jit object per
+    function, kept for the process)."""
     import jax
     import jax.numpy as jnp
 
+    def uncertainty_reward(consistency):
+        p = consistency
+        return jnp.where((p >= 0) & (p <= 1), 2 * jnp.minimum(p, 1 - p), jnp.nan)
+
+    def challenger_rewards(consistency, clusters, valid, strength=1.0, *, num_clusters):
+        p = consistency
+        known = (clusters >= 0) & (clusters < num_clusters)
+        slot = jnp.where(known, clusters, num_clusters)  # invalid ids share a spare slot
+        sizes = jnp.bincount(slot, length=num_clusters + 1)[slot]
+        share = sizes.astype(p.dtype) / p.shape[0]
+        reward = jnp.maximum(0, 2 * jnp.minimum(p, 1 - p) - strength * share)
+        reward = jnp.where(valid, reward, 0)
+        strength = jnp.asarray(strength)
+        bad = ~((p >= 0) & (p <= 1)) | ~known | ~(jnp.isfinite(strength) & (strength >= 0))
+        return jnp.where(bad, jnp.nan, reward).astype(p.dtype)
+
+    def consensus(answers, num_answers):
+        counts = jnp.sum(answers[:, :, None] == answers[:, None, :], axis=-1)
+        top = jnp.max(counts, axis=-1)
+        best = jnp.where(counts == top[:, None], answers, num_answers)
+        bad = jnp.any((answers < 0) | (answers >= num_answers), axis=-1)
+        labels = jnp.where(bad, -1, jnp.min(best, axis=-1))
+        return labels, jnp.where(bad, jnp.nan, top / answers.shape[-1])
+
+    def group_advantages(rewards, eps=1e-6):
+        hi = jnp.max(rewards, axis=-1, keepdims=True)
+        lo = jnp.min(rewards, axis=-1, keepdims=True)
+        # the rewards times 2^-k, 2^(k-1) <= max |r| < 2^k, so that no sum overflows
+        info = jnp.finfo(rewards.dtype)
+        top = jnp.maximum(hi, -lo)
+        k = jnp.frexp(top)[1]
+        k = jnp.where(jnp.isfinite(top) & (top > 0), jnp.clip(k, info.minexp, info.maxexp - 2), 0)
+        unit = jnp.ldexp(jnp.ones_like(top), -k)
+        x = rewards * unit
+        d = x - jnp.mean(x, axis=-1, keepdims=True)
+        dev = d - jnp.mean(d, axis=-1, keepdims=True)  # corrected two-pass
+        std = jnp.sqrt(jnp.sum(dev**2, axis=-1, keepdims=True) / max(x.shape[-1] - 1, 1))
+        adv = dev / (std + eps * unit)
+        same = (hi == lo) | (x.shape[-1] <= 1)
+        bad = ~(jnp.isfinite(hi) & jnp.isfinite(lo)) | ~(jnp.asarray(eps) >= 0)
+        return jnp.where(bad, jnp.nan, jnp.where(same, 0, adv)).astype(rewards.dtype)
+
+    kernels: dict[str, Callable[..., Any]] = {
+        "uncertainty_reward": jax.jit(uncertainty_reward),
+        "challenger_rewards": jax.jit(challenger_rewards, static_argnames=("num_clusters",)),
+        "consensus": jax.jit(consensus, static_argnames=("num_answers",)),
+        "group_advantages": jax.jit(group_advantages),
+    }
+    return kernels[fn]
+
+
+@functools.cache
+def naive(fn: str) -> Callable[..., Any]:
+    """The obvious ``jax.jit`` of ``fn``'s formula, for valid data only (see the module
+    docstring; one jit object per function, kept for the process)."""
+    import jax
+    import jax.numpy as jnp
     def uncertainty_reward(consistency):
         return 1 - 2 * jnp.abs(consistency - 0.5)
 

@@ -263,7 +263,13 @@ def overhead(result: dict[str, Any], path: Path) -> Path:
     ax.axvline(TG.OVERHEAD_TARGET, color="k", lw=1, ls="--")
     for yi, v in zip(y, vals, strict=True):
         ax.text(v, yi, f" {v:.2f}x", va="center", fontsize=8)
-    ax.set_xlim(0, max([*vals, TG.OVERHEAD_TARGET]) * 1.2)
+    naive = [(yi, r["public_over_naive"]) for yi, r in zip(y, rows, strict=True)
+             if "public_over_naive" in r]  # fmt: skip
+    if naive:
+        ax.plot([v for _, v in naive], [yi for yi, _ in naive], "kx", ms=5,
+                label="public / naive formula (not a target)")  # fmt: skip
+        ax.legend(fontsize=8, loc="lower right")
+    ax.set_xlim(0, max([*vals, *(v for _, v in naive), TG.OVERHEAD_TARGET]) * 1.2)
     ax.set_xlabel("public call / plain jax.jit of the same math (median of pair ratios)")
     ax.set_title(f"Overhead report (dashed: the target, {TG.OVERHEAD_TARGET}x)", fontsize=10)
     ax.grid(alpha=0.3, axis="x")

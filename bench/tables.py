@@ -202,22 +202,28 @@ def overhead(result: dict[str, Any]) -> list[str]:
     if not rows:
         return [T.NOT_MEASURED]
     pairs = sorted({r["pairs"] for r in rows})
-    lines = [
-        ["function", "variant", "B", "public µs", "plain jit µs", "public / plain", "best loops"]
-    ]
+    naive = any("public_over_naive" in r for r in rows)
+    head = ["function", "variant", "B", "public µs", "plain jit µs", "public / plain", "best loops"]
+    lines = [head + (["naive formula µs", "public / naive"] if naive else [])]
     for r in rows:
         pub, pl = r["public_us"], r["plain_us"]
-        lines.append(
-            [
-                r["fn"],
-                r["variant"] or "",
-                f"{r['B']:,}",
-                f"{fmt(pub['median_us'])} ±{spread(pub):.0f}%",
-                f"{fmt(pl['median_us'])} ±{spread(pl):.0f}%",
-                f"{r['public_over_plain']:.2f}x",
-                f"{r['best_public_over_plain']:.2f}x",
-            ]
-        )
+        line = [
+            r["fn"],
+            r["variant"] or "",
+            f"{r['B']:,}",
+            f"{fmt(pub['median_us'])} ±{spread(pub):.0f}%",
+            f"{fmt(pl['median_us'])} ±{spread(pl):.0f}%",
+            f"{r['public_over_plain']:.2f}x",
+            f"{r['best_public_over_plain']:.2f}x",
+        ]
+        if naive:
+            nv = r.get("naive_us")
+            line += (
+                [f"{fmt(nv['median_us'])} ±{spread(nv):.0f}%", f"{r['public_over_naive']:.2f}x"]
+                if nv
+                else ["-", "-"]
+            )
+        lines.append(line)
     intro = T.OVERHEAD_INTRO.format(
         pairs="-".join(str(p) for p in (pairs[0], pairs[-1]) if p) if len(pairs) > 1 else pairs[0],
         target=TG.OVERHEAD_TARGET,

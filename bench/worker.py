@@ -110,16 +110,17 @@ class Backend:
         return f
 
     def plain_call(
-        self, case: C.Case, args: list[Any], kwargs: dict[str, Any]
+        self, case: C.Case, args: list[Any], kwargs: dict[str, Any], version: str = "plain"
     ) -> Callable[[], Any]:
-        """The plain ``jax.jit`` of ``case``'s math (:mod:`bench.overhead`) as a blocking
-        call; JAX backends only.  ``args`` may be the very arrays a public call uses
-        (already on the device), so that a paired timing reads the same buffers."""
+        """A hand-written ``jax.jit`` of ``case``'s math (:mod:`bench.overhead`:
+        ``version`` ``"plain"``, the same math, or ``"naive"``, the obvious formula) as a
+        blocking call; JAX backends only.  ``args`` may be the very arrays a public call
+        uses (already on the device), so that a paired timing reads the same buffers."""
         if self.name not in JAX_BACKENDS:
             raise ValueError(f"no plain jit for backend {self.name!r}")
         from bench import overhead
 
-        f = overhead.plain(case.fn)
+        f = {"plain": overhead.plain, "naive": overhead.naive}[version](case.fn)
         a = [self.convert(x) for x in args]
         block = self.jax.block_until_ready
         return lambda: block(f(*a, **kwargs))
@@ -228,23 +229,33 @@ def measure_side_by_side(
 
 
 def measure_paired(
-    call: Callable[[], Any], plain: Callable[[], Any], repeats: int, target_s: float
+    call: Callable[[], Any],
+    plain: Callable[[], Any],
+    repeats: int,
+    target_s: float,
+    naive: Callable[[], Any] | None = None,
 ) -> dict[str, Any]:
-    """``call`` and ``plain`` timed side by side (:func:`measure_side_by_side`): after
-    both first calls, ``repeats`` pairs of timed loops of the same length, the order
-    alternating (AB, BA, ...); returns ``call``'s measurement with ``plain``'s in
-    ``"plain"`` and the per-pair ratios ``call / plain`` in ``"pair_ratios"``."""
-    out = measure_side_by_side({"call": call, "plain": plain}, repeats, target_s)
+    """``call`` and ``plain`` (and ``naive`` when given) timed side by side
+    (:func:`measure_side_by_side`): after the first calls, ``repeats`` rounds of timed
+    loops of the same length, the order rotating (AB, BA, ... or ABC, BCA, CAB, ...);
+    returns ``call``'s measurement with ``plain``'s in ``"plain"`` and the per-round
+    ratios ``call / plain`` in ``"pair_ratios"`` (``naive``'s in ``"naive"`` and
+    ``"naive_ratios"``)."""
+    calls = {"call": call, "plain": plain} | ({"naive": naive} if naive else {})
+    out = measure_side_by_side(calls, repeats, target_s)
     result = out["call"]
-    result["plain"] = out["plain"]
-    pairs = zip(result["samples_s"], out["plain"]["samples_s"], strict=True)
-    result["pair_ratios"] = [a / b for a, b in pairs]
+    for name, key in (("plain", "pair_ratios"), ("naive", "naive_ratios")):
+        if name in out:
+            result[name] = out[name]
+            pairs = zip(result["samples_s"], out[name]["samples_s"], strict=True)
+            result[key] = [a / b for a, b in pairs]
     return result
 
 
 def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float, send) -> None:
     """Time each case; a spec with ``"pair_plain": true`` (backend ``jax``) is timed
-    side by side with a plain jit of the same math (:func:`measure_paired`)."""
+    side by side with a plain jit of the same math and the naive formula
+    (:func:`measure_paired`)."""
     for spec in specs:
         case = C.Case.from_json(spec)
         result: dict[str, Any] = {"key": case.key}
@@ -258,7 +269,8 @@ def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float
                 # 10x the pairs of 1/10 the length: the same time as two backends'
                 # loops, and a median of ratios that a few disturbed loops cannot move
                 plain = backend.plain_call(case, args, kwargs)
-                result.update(measure_paired(call, plain, 10 * repeats, target_s / 10))
+                naive = backend.plain_call(case, args, kwargs, "naive")
+                result.update(measure_paired(call, plain, 10 * repeats, target_s / 10, naive))
             elif spec.get("passes"):
                 result.update(measure_with_passes(backend, case, call, args, repeats, target_s))
             else:
@@ -267,7 +279,7 @@ def run_cases(backend: Backend, specs: list[dict], repeats: int, target_s: float
             result["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
             traceback.print_exc(file=sys.stderr)
         finally:
-            call = plain = args = kwargs = None
+            call = plain = naive = args = kwargs = None
             gc.collect()
         send({"event": "case", "result": result})
 

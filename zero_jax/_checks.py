@@ -209,6 +209,12 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     ``ValueError`` saying to narrow it outside the transform.
     """
     spec = CONTRACTS[contract] if isinstance(contract, str) else contract
+    for x in values:  # JAX arrays other than 64-bit ints need nothing here (1.9 -> 0.5 µs)
+        if not isinstance(x, jax.Array) or (x.dtype.kind in "iu" and x.dtype.itemsize == 8):
+            break
+    else:
+        if len(values) == len(spec.args):
+            return values
     return tuple([_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True)])
 
 
