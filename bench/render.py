@@ -45,6 +45,10 @@ README_MD = Path(__file__).resolve().parent.parent / "README.md"
 # ---------------------------------------------------------------------- this run
 
 
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
 def _contended(result: dict[str, Any]) -> list[dict[str, Any]]:
     gate = result["meta"].get("quiet_gate") or {}
     chunks = gate.get("chunks_still_contended") or []
@@ -340,7 +344,7 @@ def _headline(
                 geomean=f"{d['geometric mean public / plain']:.2f}",
                 worst=f"{worst:.2f}",
                 key=key,
-                above=len(d["rows above the target"]),
+                above=_rows(len(d["rows above the target"])),
                 target=TG.OVERHEAD_TARGET,
             )
         )

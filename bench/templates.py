@@ -227,7 +227,7 @@ HEADLINE_MEDIAN = (
 HEADLINE_OVERHEAD = (
     "- Public `zero_jax` call over a plain `jax.jit` of the same math (overhead report, "
     "{rows} rows at B ≥ 4,096): geometric mean **{geomean}x**, highest {worst}x (`{key}`); "
-    "{above} rows above {target}x."
+    "{above} above {target}x."
 )
 HEADLINE_NO_OVERHEAD = (
     "- Public `zero_jax` call over a plain `jax.jit` of the same math (overhead report): "
