@@ -1,12 +1,13 @@
 """One of the two ``jax.distributed`` processes of ``test_multiprocess.py``.
 
-``python -m parity_tests.multiprocess_child PORT OUT.npz PROCESS_ID``: 2 CPU devices in
-this process, gloo collectives, the coordinator on 127.0.0.1.  On a 4-device mesh
-spanning both processes (Auto and Explicit axes, x64 off and on) it runs every public
-function inside one user ``jit`` step on a global batch whose rows are split between the
-processes (``jax.make_array_from_process_local_data``), gathers each output
-(``multihost_utils.process_allgather``) and, in process 0, writes them to OUT.npz; it
-also runs every call-path reproducer on the same meshes.
+``python -m parity_tests.multiprocess_child PORT OUT.npz WHAT PROCESS_ID``: 2 CPU devices
+in this process, gloo collectives, the coordinator on 127.0.0.1.  On a 4-device mesh
+spanning both processes (Auto and Explicit axes, x64 off and on), WHAT ``step`` runs every
+public function inside one user ``jit`` step on a global batch whose rows are split
+between the processes (``jax.make_array_from_process_local_data``), gathers each output
+(``multihost_utils.process_allgather``) and, in process 0, writes them to OUT.npz; WHAT
+``reproducers`` runs every call-path reproducer on the same meshes (each raises on a
+wrong answer).  Two runs, so that each test stays within the 30 s the issue allows.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import numpy as np
 
 
 def main() -> None:
-    port, out, process_id = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    port, out, what, process_id = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+    if what not in ("step", "reproducers"):
+        raise SystemExit(f"WHAT must be step or reproducers, got {what!r}")
     jax.config.update("jax_num_cpu_devices", 2)
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     address = f"127.0.0.1:{port}"
@@ -37,9 +40,13 @@ def main() -> None:
     assert jax.device_count() == 4 and jax.local_device_count() == 2, jax.devices()
     start = time.perf_counter()
     results: dict[str, np.ndarray] = {}
+    ran = 0
     for x64 in (False, True):
         for kind in (AxisType.Auto, AxisType.Explicit):
             mesh = jax.make_mesh((4,), ("batch",), axis_types=(kind,))
+            if what == "reproducers":
+                ran += reproducers.run_all(("mesh",), x64, mesh)
+                continue
             with jax.enable_x64(x64):
                 calls, arguments = [], []
                 for key in CASES:  # every function in ONE user step (one compile per mesh)
@@ -74,11 +81,11 @@ def main() -> None:
                         for key, out in outs.items() for i, o in enumerate(out)}
                 gathered = multihost_utils.process_allgather(flat, tiled=True)  # one gather
             results.update({k: np.asarray(v) for k, v in gathered.items()})
-            reproducers.run_all(("mesh",), x64, mesh)
-    if process_id == 0:
+    if process_id == 0 and what == "step":
         np.savez(out, **results)
     multihost_utils.sync_global_devices("done")
-    print("multiprocess-ok", len(results), f"{time.perf_counter() - start:.1f}s")
+    took = f"{time.perf_counter() - start:.1f}s"
+    print("multiprocess-ok", len(results), "reproducers", ran, took)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import pytest
 
 import zero_jax
 
+from . import reproducers
 from .multiprocess_cases import CASES, inputs
 
 # run by themselves (the README's test command): two processes of 2 devices each need both
@@ -37,16 +38,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _run_two(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> list[str]:
-    """Start ``command + [i]`` for i = 0, 1; their logs once both exit (each asserted to
-    succeed).  On overrun only the processes started here are ended, by their PIDs."""
-    children = [
+def _start_two(command: list[str], cwd: Path, env: dict[str, str]) -> list[subprocess.Popen]:
+    """Start ``command + [i]`` for i = 0, 1."""
+    return [
         subprocess.Popen(
             [*command, str(i)], cwd=cwd, env=env, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True, start_new_session=True,
         )
         for i in range(2)
-    ]
+    ]  # fmt: skip
+
+
+def _wait_two(children: list[subprocess.Popen], timeout: float) -> list[str]:
+    """The children's logs once both exit (each asserted to succeed).  On overrun only
+    the processes started here are ended, by their PIDs."""
     logs = []
     try:
         for child in children:
@@ -62,35 +67,52 @@ def _run_two(command: list[str], cwd: Path, env: dict[str, str], timeout: float)
     return logs
 
 
+def _run_two(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> list[str]:
+    return _wait_two(_start_two(command, cwd, env), timeout)
+
+
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env.update(JAX_PLATFORMS="cpu", **extra)
     return env
 
 
-def _run_children(out: Path) -> list[str]:
-    """The two ``multiprocess_child`` processes; process 0 writes ``out``."""
-    child = [sys.executable, "-m", "parity_tests.multiprocess_child", str(_free_port()), str(out)]
-    return _run_two(child, ROOT, _env(PYTHONPATH=str(ROOT)), TIMEOUT)
+def _children(out: Path, what: str) -> list[subprocess.Popen]:
+    """The two ``multiprocess_child`` processes running ``what``; process 0 writes ``out``."""
+    port = str(_free_port())
+    child = [sys.executable, "-m", "parity_tests.multiprocess_child", port, str(out), what]
+    return _start_two(child, ROOT, _env(PYTHONPATH=str(ROOT)))
+
+
+def _one_process() -> dict[str, np.ndarray]:
+    """Every case's outputs from public calls in this ordinary process (one device)."""
+    want = {}
+    for key in CASES:
+        name, arrays, hypers, _ = inputs(key)
+        for x64 in (False, True):
+            with jax.enable_x64(x64):
+                out = getattr(zero_jax, name)(*arrays.values(), **hypers)
+            for i, w in enumerate(out if isinstance(out, tuple) else (out,)):
+                want[f"{key}|x64={x64}|{i}"] = np.asarray(w)
+    return want
 
 
 def test_two_processes_agree_with_one(tmp_path):
     out = tmp_path / "results.npz"
-    logs = _run_children(out)
+    children = _children(out, "step")
+    want = _one_process()  # while the children start and compile
+    logs = _wait_two(children, TIMEOUT)
     assert all("multiprocess-ok" in log for log in logs), logs
     got = np.load(out)
     assert len(got.files) > 0
     seen = 0
     for key in CASES:
-        name, arrays, hypers, _ = inputs(key)
         for x64 in (False, True):
-            with jax.enable_x64(x64):
-                want = getattr(zero_jax, name)(*arrays.values(), **hypers)
-            want = want if isinstance(want, tuple) else (want,)
             for kind in ("Auto", "Explicit"):
-                for i, w in enumerate(want):
+                i = 0
+                while f"{key}|x64={x64}|{i}" in want:
+                    w = want[f"{key}|x64={x64}|{i}"]
                     g = got[f"{key}|x64={x64}|{kind}|{i}"]
-                    w = np.asarray(w)
                     where = f"{key} x64={x64} {kind} output {i}"
                     assert g.dtype == w.dtype and g.shape == w.shape, where
                     if w.dtype.kind in "biu":
@@ -98,7 +120,18 @@ def test_two_processes_agree_with_one(tmp_path):
                     else:
                         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=where)
                     seen += 1
+                    i += 1
     assert seen == len(got.files)
+
+
+def test_every_reproducer_holds_on_meshes_across_two_processes(tmp_path):
+    """Each call-path reproducer of issue 17 (``parity_tests/reproducers.py``) inside a
+    step on 4-device Auto and Explicit meshes spanning two processes, x64 off and on; a
+    child raises on any wrong answer or error."""
+    logs = _wait_two(_children(tmp_path / "unused.npz", "reproducers"), TIMEOUT)
+    per_mesh = len(reproducers.cases()) + 2  # as run_all counts one mode (test_call_path.py)
+    for log in logs:
+        assert f"multiprocess-ok 0 reproducers {4 * per_mesh} " in log, log[-2000:]
 
 
 def _readme_block() -> str:
