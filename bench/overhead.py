@@ -46,12 +46,21 @@ def covers(case: Any) -> bool:
     return case.fn != "challenger_rewards" or case.ids == "dense"
 
 
+#: The static arguments of each function's jit.
+STATIC = {"challenger_rewards": ("num_clusters",), "consensus": ("num_answers",)}
+
+
+def _jit(fn: str, defined: dict[str, Any]) -> Callable[..., Any]:
+    import jax
+
+    return jax.jit(defined[fn], static_argnames=STATIC.get(fn, ()))
+
+
 @functools.cache
 def plain(fn: str) -> Callable[..., Any]:
     """The plain ``jax.jit`` of ``fn``'s math as the contract states it, invalid-data rule
     and numerics conventions included (imports JAX on first use; one jit object per
     function, kept for the process)."""
-    import jax
     import jax.numpy as jnp
 
     def uncertainty_reward(consistency):
@@ -96,21 +105,15 @@ def plain(fn: str) -> Callable[..., Any]:
         bad = ~(jnp.isfinite(hi) & jnp.isfinite(lo)) | ~(jnp.asarray(eps) >= 0)
         return jnp.where(bad, jnp.nan, jnp.where(same, 0, adv)).astype(rewards.dtype)
 
-    kernels: dict[str, Callable[..., Any]] = {
-        "uncertainty_reward": jax.jit(uncertainty_reward),
-        "challenger_rewards": jax.jit(challenger_rewards, static_argnames=("num_clusters",)),
-        "consensus": jax.jit(consensus, static_argnames=("num_answers",)),
-        "group_advantages": jax.jit(group_advantages),
-    }
-    return kernels[fn]
+    return _jit(fn, locals())
 
 
 @functools.cache
 def naive(fn: str) -> Callable[..., Any]:
     """The obvious ``jax.jit`` of ``fn``'s formula, for valid data only (see the module
     docstring; one jit object per function, kept for the process)."""
-    import jax
     import jax.numpy as jnp
+
     def uncertainty_reward(consistency):
         return 1 - 2 * jnp.abs(consistency - 0.5)
 
@@ -134,10 +137,4 @@ def naive(fn: str) -> Callable[..., Any]:
         same = jnp.max(rewards, axis=-1, keepdims=True) == jnp.min(rewards, axis=-1, keepdims=True)
         return jnp.where(same, 0, adv).astype(rewards.dtype)
 
-    kernels: dict[str, Callable[..., Any]] = {
-        "uncertainty_reward": jax.jit(uncertainty_reward),
-        "challenger_rewards": jax.jit(challenger_rewards, static_argnames=("num_clusters",)),
-        "consensus": jax.jit(consensus, static_argnames=("num_answers",)),
-        "group_advantages": jax.jit(group_advantages),
-    }
-    return kernels[fn]
+    return _jit(fn, locals())
