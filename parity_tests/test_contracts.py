@@ -42,17 +42,36 @@ def test_signature_matches_the_contract(package, name):
 
 @pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])
 @pytest.mark.parametrize("name", list(CONTRACTS))
-def test_real_hypers_are_typed_as_everything_they_accept(package, name):
+def test_hypers_are_typed_as_everything_they_accept(package, name):
     """A real hyper-parameter accepts a number, a NumPy scalar or 0-d array, and a 0-d
-    (or traced) array: its annotation says so, so that a user's ``mypy --strict`` passes
-    a traced ``eps`` without an error."""
+    (or traced) array; a static integer one (``num_answers``, ``ddof``, ``k``) a Python
+    or NumPy integer: the annotations say so, so that a user's ``mypy --strict`` passes a
+    traced ``eps`` or a ``np.int64`` count without an error."""
     want = "ArrayLike" if package is zero_jax else "Real"
     params = inspect.signature(getattr(package, name)).parameters
     for h in CONTRACTS[name].hypers:
+        got = params[h.name].annotation
         if h.kind == "real":
-            assert params[h.name].annotation == want, (name, h.name)
+            assert got == want, (name, h.name)
+        elif h.kind in ("count", "int"):
+            assert got == ("Index | None" if h.default is None and not h.required else "Index"), (
+                name, h.name, got,
+            )
         else:
-            assert "ArrayLike" not in str(params[h.name].annotation), (name, h.name)
+            assert "ArrayLike" not in str(got), (name, h.name)
+
+
+@pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])
+def test_the_integer_alias_is_what_the_functions_accept(package):
+    """``Index`` names Python and NumPy integers, and the functions take each of them."""
+    import numpy as np
+
+    assert package._checks.Index == "int | np.integer[Any]"
+    answers = np.array([[0, 2, 2, 1]])
+    answers = torch.as_tensor(answers) if package is zero_torch else answers
+    for n in (3, np.int8(3), np.uint64(3), np.int64(3)):
+        labels, _ = package.majority_vote(answers, n)
+        assert labels.tolist() == [2], n
 
 
 @pytest.mark.parametrize("package", [zero_jax, zero_torch], ids=["jax", "torch"])

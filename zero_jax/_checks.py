@@ -30,7 +30,7 @@ import re
 import string
 import threading
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +40,10 @@ from jax.experimental import checkify
 from zero_contracts import CONTRACTS, Contract
 from zero_contracts import messages as msg
 from zero_contracts import validate as V
+
+#: A static integer hyper-parameter (``num_answers``, ``ddof``, ``k``, ...): a Python or
+#: NumPy integer, never traced (it fixes a shape or a compiled branch).
+Index: TypeAlias = "int | np.integer[Any]"
 
 __all__ = ["checked"]
 

@@ -22,6 +22,7 @@ from jax.typing import ArrayLike
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
+from zero_jax._checks import Index
 from zero_jax.primitives import _gather, exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
@@ -166,7 +167,7 @@ def group_advantages(
     mask: Any = None,
     *,
     scale: str = "group",
-    ddof: int = 1,
+    ddof: Index = 1,
     eps: ArrayLike = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",
@@ -253,7 +254,7 @@ def multi_reward_advantages(
     *,
     aggregation: str = "sum_then_normalize",
     scale: str = "group",
-    ddof: int = 1,
+    ddof: Index = 1,
     eps: ArrayLike = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",

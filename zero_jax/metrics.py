@@ -18,12 +18,13 @@ from jax import lax
 from zero_contracts import VoteMetrics
 from zero_contracts import messages as msg
 from zero_jax import _checks as _c
+from zero_jax._checks import Index
 from zero_jax.primitives import ids_equal, vote
 
 __all__ = ["VoteMetrics", "pass_at_k", "vote_metrics"]
 
 
-def pass_at_k(correct: Any, k: int) -> jax.Array:
+def pass_at_k(correct: Any, k: Index) -> jax.Array:
     """Unbiased pass@k of each question from n samples, c of them correct.
 
     ``pass@k_i = 1 - C(n - c_i, k) / C(n, k), c_i = sum_j correct_ij``
@@ -86,9 +87,9 @@ def _log_one_minus(k: int, i: jax.Array) -> jax.Array:
 def vote_metrics(
     answers: Any,
     truth: Any,
-    num_answers: int,
+    num_answers: Index,
     *,
-    trained: int | None = None,
+    trained: Index | None = None,
     method: str = "auto",
 ) -> VoteMetrics:
     """TTRL's diagnostics of majority-vote training against a held-back truth.

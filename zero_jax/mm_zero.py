@@ -16,6 +16,7 @@ from jax.typing import ArrayLike
 
 from zero_contracts import complement_weight
 from zero_jax import _checks as _c
+from zero_jax._checks import Index
 from zero_jax.primitives import ids_equal, vote
 
 __all__ = ["coder_rewards", "solver_rewards"]
@@ -83,7 +84,7 @@ def _coder(
 def solver_rewards(
     answers: Any,
     format_valid: Any,
-    num_answers: int,
+    num_answers: Index,
     alpha: ArrayLike = 0.9,
     *,
     method: str = "auto",

@@ -24,6 +24,7 @@ from jax.sharding import NamedSharding, PartitionSpec, reshard
 from zero_contracts import MAX_TABLE, VOTE_METHODS, choose_vote_method, vote_alphabet
 from zero_contracts import messages as msg
 from zero_jax import _checks as _c
+from zero_jax._checks import Index
 
 __all__ = [
     "VOTE_METHODS",
@@ -169,7 +170,7 @@ def ids_equal(a: jax.Array, b: jax.Array) -> jax.Array:
 
 
 def majority_vote(
-    answers: Any, num_answers: int, method: str = "auto"
+    answers: Any, num_answers: Index, method: str = "auto"
 ) -> tuple[jax.Array, jax.Array]:
     """Majority answer of each row and its vote count.
 
@@ -257,7 +258,7 @@ def cluster_shares(
     return reshard(known, sharding), reshard(share, sharding)
 
 
-def cluster_sizes(ids: Any, num_clusters: int | None = None) -> jax.Array:
+def cluster_sizes(ids: Any, num_clusters: Index | None = None) -> jax.Array:
     """How many entries of the batch share each entry's id.
 
     ``|C_i| = #{j : c_j = c_i}``

@@ -17,6 +17,7 @@ from jax import lax
 from jax.typing import ArrayLike
 
 from zero_jax import _checks as _c
+from zero_jax._checks import Index
 from zero_jax.primitives import cluster_shares, exact_div, ids_equal, vote
 
 __all__ = [
@@ -74,7 +75,7 @@ def challenger_rewards(
     valid: Any,
     strength: ArrayLike = 1.0,
     *,
-    num_clusters: int | None = None,
+    num_clusters: Index | None = None,
 ) -> jax.Array:
     """R-Zero challenger reward: uncertainty minus a repetition penalty, format-gated.
 
@@ -135,7 +136,7 @@ def _challenger(
 
 
 def consensus(
-    answers: Any, num_answers: int, *, method: str = "auto"
+    answers: Any, num_answers: Index, *, method: str = "auto"
 ) -> tuple[jax.Array, jax.Array]:
     """Majority-vote pseudo-label and self-consistency of each question's K answers.
 

@@ -23,6 +23,9 @@ from zero_contracts import validate as V
 #: A real hyper-parameter as the functions accept it: a Python number, a NumPy scalar
 #: or 0-d array, or a 0-d tensor.
 Real: TypeAlias = "float | np.number[Any] | np.ndarray[Any, Any] | torch.Tensor"
+#: A static integer hyper-parameter (``num_answers``, ``ddof``, ``k``, ...): a Python or
+#: NumPy integer.
+Index: TypeAlias = "int | np.integer[Any]"
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _UNSIGNED = (torch.uint8, torch.uint16, torch.uint32, torch.uint64)

@@ -10,7 +10,7 @@ import torch
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_torch import _checks as _c
-from zero_torch._checks import Real
+from zero_torch._checks import Index, Real
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 
@@ -105,7 +105,7 @@ def group_advantages(
     mask: torch.Tensor | None = None,
     *,
     scale: str = "group",
-    ddof: int = 1,
+    ddof: Index = 1,
     eps: Real = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",
@@ -165,7 +165,7 @@ def multi_reward_advantages(
     *,
     aggregation: str = "sum_then_normalize",
     scale: str = "group",
-    ddof: int = 1,
+    ddof: Index = 1,
     eps: Real = 1e-6,
     singleton: str = "zero",
     baseline: str = "mean",

@@ -8,6 +8,7 @@ import torch
 
 from zero_contracts import VoteMetrics
 from zero_torch import _checks as _c
+from zero_torch._checks import Index
 from zero_torch.primitives import vote
 
 __all__ = ["VoteMetrics", "pass_at_k", "vote_metrics"]
@@ -28,7 +29,7 @@ def _pass_rate(n: int, c: int, k: int) -> float:
 
 
 @torch.no_grad()
-def pass_at_k(correct: torch.Tensor, k: int) -> torch.Tensor:
+def pass_at_k(correct: torch.Tensor, k: Index) -> torch.Tensor:
     """Unbiased pass@k of each question from n samples, c of them correct.
 
     ``pass@k_i = 1 - C(n - c_i, k) / C(n, k), c_i = sum_j correct_ij``
@@ -68,9 +69,9 @@ def _typed(labels: torch.Tensor, answers: torch.Tensor) -> torch.Tensor:
 def vote_metrics(
     answers: torch.Tensor,
     truth: torch.Tensor,
-    num_answers: int,
+    num_answers: Index,
     *,
-    trained: int | None = None,
+    trained: Index | None = None,
     method: str = "auto",
 ) -> VoteMetrics:
     """TTRL's diagnostics of majority-vote training against a held-back truth.

@@ -7,7 +7,7 @@ import torch
 
 from zero_contracts import complement_weight
 from zero_torch import _checks as _c
-from zero_torch._checks import Real
+from zero_torch._checks import Index, Real
 from zero_torch.primitives import vote
 
 __all__ = ["coder_rewards", "solver_rewards"]
@@ -56,7 +56,7 @@ def coder_rewards(
 def solver_rewards(
     answers: torch.Tensor,
     format_valid: torch.Tensor,
-    num_answers: int,
+    num_answers: Index,
     alpha: Real = 0.9,
     *,
     method: str = "auto",

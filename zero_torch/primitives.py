@@ -10,6 +10,7 @@ import torch
 from zero_contracts import MAX_TABLE, VOTE_METHODS, choose_vote_method, vote_alphabet
 from zero_contracts import messages as msg
 from zero_torch import _checks as _c
+from zero_torch._checks import Index
 
 __all__ = ["VOTE_METHODS", "choose_vote_method", "cluster_sizes", "majority_vote", "masked_mean"]
 
@@ -43,7 +44,7 @@ def vote(
 
 @torch.no_grad()
 def majority_vote(
-    answers: torch.Tensor, num_answers: int, method: str = "auto"
+    answers: torch.Tensor, num_answers: Index, method: str = "auto"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Majority answer of each row and its vote count.
 
@@ -80,7 +81,7 @@ def sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
 
 
 @torch.no_grad()
-def cluster_sizes(ids: torch.Tensor, num_clusters: int | None = None) -> torch.Tensor:
+def cluster_sizes(ids: torch.Tensor, num_clusters: Index | None = None) -> torch.Tensor:
     """How many entries of the batch share each entry's id.
 
     ``|C_i| = #{j : c_j = c_i}``

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from zero_torch import _checks as _c
-from zero_torch._checks import Real
+from zero_torch._checks import Index, Real
 from zero_torch.primitives import sizes, vote
 
 __all__ = [
@@ -50,7 +50,7 @@ def challenger_rewards(
     valid: torch.Tensor,
     strength: Real = 1.0,
     *,
-    num_clusters: int | None = None,
+    num_clusters: Index | None = None,
 ) -> torch.Tensor:
     """R-Zero challenger reward: uncertainty minus a repetition penalty, format-gated.
 
@@ -82,7 +82,7 @@ def challenger_rewards(
 
 @torch.no_grad()
 def consensus(
-    answers: torch.Tensor, num_answers: int, *, method: str = "auto"
+    answers: torch.Tensor, num_answers: Index, *, method: str = "auto"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Majority-vote pseudo-label and self-consistency of each question's K answers.
 
