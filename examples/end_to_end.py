@@ -30,7 +30,11 @@ def run(equivalence: str = "exact") -> dict[str, np.ndarray]:
 
     # Strings -> arrays.
     valid = zero_text.r_zero_challenger_format_ok(outputs)
-    questions = [zero_text.extract_tag(o, "question") or o for o in outputs]
+    # malformed outputs are clustered as "" (always alone, as in published R-Zero)
+    questions = [
+        (zero_text.extract_tag(o, "question") or "") if ok else ""
+        for o, ok in zip(outputs, valid, strict=True)
+    ]
     clusters, shares = zero_text.bleu_clusters(questions, threshold=0.5)
     fresh = replies  # stands in for the solver's next rollouts
     ids, num_answers = zero_text.group_answers(

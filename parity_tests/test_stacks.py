@@ -363,8 +363,11 @@ def test_solver_chat_prompts_and_tunix_num_generations():
 def test_challenger_equals_core(stack, lib, policy):
     batch = zero_text.load_example_batch()
     outputs, replies = batch["challenger_outputs"], batch["solver_replies"]
-    questions = [zero_text.extract_tag(o, "question") or o for o in outputs]
     valid = zero_text.r_zero_challenger_format_ok(outputs)
+    questions = [  # the clustering key: "" for a malformed output (published R-Zero)
+        (zero_text.extract_tag(o, "question") or "") if v else ""
+        for o, v in zip(outputs, valid, strict=True)
+    ]
     k = len(replies[0])
     # One well-formed question whose replies hold no answer: its consistency is 0.
     mute = int(np.flatnonzero(valid)[0])
@@ -396,6 +399,44 @@ def test_challenger_equals_core(stack, lib, policy):
         assert p[mute] == 1.0
 
 
+Q1 = "What is the sum of the first ten positive integers?"
+
+
+@pytest.mark.parametrize("stack, lib", STACKS)
+def test_a_malformed_duplicate_stays_out_of_the_valid_questions_cluster(stack, lib):
+    """Published R-Zero clusters a malformed output as the question "" and published
+    G-Zero as the fixed key "__INVALID__": alone either way, so a truncated or
+    placeholder copy of a well-formed question does not raise that question's share.
+    Four outputs, all alone: shares 1/4."""
+    texts = [
+        f"<question>{Q1}</question> \\boxed{{55}}",
+        f"<question>{Q1} Let",  # cut off: no </question>, not well formed
+        "<question>How many primes are there below twenty?</question> \\boxed{8}",
+        "<question>Compute seven times eight.</question> \\boxed{56}",
+    ]
+    reward = stack.challenger_reward(
+        lambda qs, k: [["\\boxed{1}", "\\boxed{2}"]] * len(qs), 4, num_samples=2
+    )
+    # p = 1/2 for every asked question: 1 - 2|p - 1/2| - 1/4; 0 for the malformed one
+    assert reward(["p"] * 4, chat(texts)) == [0.75, 0.0, 0.75, 0.75]
+
+    proposals = [
+        f"<question>{Q1}</question><hint>Use the formula n(n+1)/2.</hint>",
+        f"<question>{Q1}</question><hint>[your hint]</hint>",  # placeholder: malformed
+        "<question>How many primes are there below twenty?</question><hint>List them.</hint>",
+        "<question>Compute seven times eight.</question><hint>Multiply.</hint>",
+    ]
+
+    def logprobs(questions, hints):  # delta = 0 for every well-formed proposal
+        return np.zeros((len(questions), 3)), np.zeros((len(questions), 3)), np.ones(
+            (len(questions), 3), dtype=bool
+        )
+
+    # G-Zero: delta - share for a well-formed proposal, -1 - share for a malformed one
+    got = stack.proposer_reward(logprobs, 4)(["p"] * 4, chat(proposals))
+    assert got == [-0.25, -1.25, -0.25, -0.25]
+
+
 @pytest.mark.parametrize("stack, lib", STACKS)
 def test_proposer_equals_core(stack, lib):
     rng = np.random.default_rng(0)
@@ -418,7 +459,9 @@ def test_proposer_equals_core(stack, lib):
 
     got = stack.proposer_reward(logprobs, 2)(["p"] * 2 + ["q"] * 2, chat(texts))
     valid = zero_text.g_zero_proposer_format_ok(texts)
-    questions = [zero_text.extract_tag(x, "question") for x in texts]
+    questions = [
+        zero_text.extract_tag(x, "question") if v else "" for x, v in zip(texts, valid, strict=True)
+    ]
     hints = [zero_text.extract_tag(x, "hint") or "" for x in texts]
     _, shares = zero_text.bleu_clusters(questions, threshold=0.5)
     delta = np.zeros(4)

@@ -66,7 +66,8 @@ class ChallengerReward(StackReward):
     ``strength`` times the share of the call's questions in the question's BLEU
     cluster (:func:`zero_text.bleu_clusters`, ``threshold`` 0.5 as published),
     floored at 0, and 0 for malformed outputs (not sent to the solver; they stay in
-    the cluster denominator).
+    the cluster denominator, each in a cluster of its own, as in published R-Zero, so
+    they never raise a well-formed question's share).
     """
 
     __name__ = "zero_challenger"
@@ -113,7 +114,12 @@ class ChallengerReward(StackReward):
     def compute(self, batch: Batch) -> np.ndarray:
         texts = list(batch.texts)
         valid = zero_text.r_zero_challenger_format_ok(texts)
-        questions = [zero_text.extract_tag(t, "question") or t for t in texts]
+        # Malformed outputs are clustered as "" (alone, as in published R-Zero): they never
+        # join, nor raise the share of, a well-formed question's cluster.
+        questions = [
+            (zero_text.extract_tag(t, "question") or "") if ok else ""
+            for t, ok in zip(texts, valid, strict=True)
+        ]
         clusters, _ = zero_text.bleu_clusters(questions, threshold=self.threshold)
         consistency = np.zeros(len(texts), dtype=np.float64)
         asked = np.flatnonzero(valid)

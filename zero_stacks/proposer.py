@@ -34,7 +34,9 @@ class ProposerReward(StackReward):
     question's BLEU-cluster share over the call (:func:`zero_text.bleu_clusters`,
     ``threshold`` 0.5) and the format flag:
     ``delta - 0.03 max(L - 200, 0) / 100 - share``, and ``-1 - share`` for a
-    malformed proposal.  ``L`` is the hint's length in characters, ``len(hint)``
+    malformed proposal, which is clustered alone (published G-Zero's fixed
+    ``"__INVALID__"`` key), so its share is ``1 / N`` and it never raises a
+    well-formed question's.  ``L`` is the hint's length in characters, ``len(hint)``
     of the stripped hint, as in published G-Zero; ``hint_length`` (a callable
     ``hint -> int``) replaces the count, e.g. with a tokenizer's, but the target
     200 and the slope stay the library's.  ``count_tokens`` is an older name of
@@ -68,7 +70,12 @@ class ProposerReward(StackReward):
     def compute(self, batch: Batch) -> np.ndarray:
         texts = list(batch.texts)
         valid = zero_text.g_zero_proposer_format_ok(texts)
-        questions = [zero_text.extract_tag(t, "question") or t for t in texts]
+        # Malformed proposals are clustered as "" (alone, like published G-Zero's fixed
+        # "__INVALID__" key): they never join a well-formed question's cluster.
+        questions = [
+            (zero_text.extract_tag(t, "question") or "") if ok else ""
+            for t, ok in zip(texts, valid, strict=True)
+        ]
         hints = [zero_text.extract_tag(t, "hint") or "" for t in texts]
         _, shares = zero_text.bleu_clusters(questions, threshold=self.threshold)
         delta = np.zeros(len(texts), dtype=np.float64)
