@@ -238,7 +238,9 @@ def test_plain_numbers_start_no_process():
      "(10^{9})!", "(((3!)!)!)!", "123456!", "2^{200!}", "e^{10^{10}}", "1" * 301, "x" * 1001,
      # as latex2sympy / SymPy read them: 2^123 is 2**123, 10^{7}! is factorial(10**7)
      "10^1000000000", "2^ 1234567", "10^{7}!", "10^7!", r"\left(10^{6}\right)!",
-     r"\Big(10^{6}\Big)!", "10**10**10", "2**1000000000", "2**(10**7)"],
+     r"\Big(10^{6}\Big)!", "10**10**10", "2**1000000000", "2**(10**7)",
+     # spaces around ** (SymPy reads 10 ** 10 ** 10 as the same tower)
+     "10 ** 10 ** 10", "10 **10**10", "10** 10 **10", "(10) ** 10000000", "2 **(10**7)"],
 )
 def test_guard_flags_unbounded_answers(answer):
     assert unbounded(answer)
@@ -249,7 +251,8 @@ def test_guard_flags_unbounded_answers(answer):
     ["x^{2}", "e^{-x^2}", "x^{y^{z}}", "2^{2^{10}}", "10^{400}", "5^5^5^5", "((3!)!)!",
      "(n-1)!", r"2^{\pi}", r"e^{i\pi}", r"\frac{5^{3}}{2}", "2^{1000000}", "1" * 300,
      "2^123", "x^{7}!", "10^{3}!", r"x \rightarrow 10^{3}", "2**20", "2**3**4", "n!",
-     "**2000000**", "The answer is **1500000**."],  # Markdown bold is no power
+     "**2000000**", "The answer is **1500000**.", "2 ** 20", "2 ** 3 ** 4",
+     "x = 3 and **1500000**"],  # Markdown bold is no power
 )
 def test_guard_leaves_ordinary_answers(answer):
     assert not unbounded(answer)
