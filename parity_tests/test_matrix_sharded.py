@@ -28,7 +28,8 @@ SCRIPT = textwrap.dedent(
             if key in seen:
                 continue
             seen.add(key)
-            for kind in ("sharded_explicit", "sharded_auto"):
+            for kind in ("sharded_explicit", "sharded_auto", "sharded_explicit_even",
+                         "sharded_explicit_odd", "sharded_explicit_last"):
                 RewardTester(name).check_jax(dataclasses.replace(cfg, transform=kind))
                 done += 1
     from jax.sharding import AxisType
@@ -58,7 +59,7 @@ def _on_eight_devices(script: str, timeout: float) -> str:
 def test_matrix_sharded_on_explicit_and_auto_meshes():
     stdout = _on_eight_devices(SCRIPT, 600)
     count = int(stdout.split("sharded-cases")[-1])
-    assert count >= 2 * 13, stdout
+    assert count >= 5 * 13, stdout
 
 
 INNER = textwrap.dedent(
@@ -79,6 +80,11 @@ INNER = textwrap.dedent(
         loo = r - (r.sum(-1, keepdims=True, dtype=np.float64) - r) / (N - 1)
         answers = rng.integers(0, 3, (N, K)).astype(np.int32)
         counts = np.stack([np.bincount(a, minlength=3) for a in answers])
+        r4, m4 = rng.normal(size=(4, N)).astype(np.float32), rng.random((4, N)) < 0.7
+        truth = rng.integers(0, 3, N)
+        rloo_batch = dict(baseline="leave_one_out", scale="batch")
+        unsharded = (zj.group_advantages(r4, m4, **rloo_batch),
+                     zj.vote_metrics(answers, truth, 3, trained=3))
         for kind in (AxisType.Explicit, AxisType.Auto):
             mesh = jax.make_mesh((4,), ("a",), axis_types=(kind,), devices=jax.devices()[:4])
             with jax.set_mesh(mesh):
@@ -94,11 +100,20 @@ INNER = textwrap.dedent(
                 got = jax.jit(lambda r: zj.group_advantages(r, **zj.ADVANTAGE_PRESETS["rloo"]))(
                     put(r, None, "a"))
                 np.testing.assert_allclose(np.asarray(got), loo, rtol=1e-6, atol=1e-6)
-                # a row's K answers split over the devices, counted by segment_sum
-                labels, share = jax.jit(lambda a: zj.consensus(a, 3, method="segment_sum"))(
+                # a row's K answers split over the devices, by every voting method
+                for method in ("segment_sum", "pairwise", "one_hot", "auto"):
+                    labels, share = jax.jit(lambda a: zj.consensus(a, 3, method=method))(
+                        put(answers, None, "a"))
+                    assert np.array_equal(np.asarray(labels), counts.argmax(1)), (x64, kind)
+                    np.testing.assert_allclose(np.asarray(share), counts.max(1) / K)
+                # ... and the first 3 of them voted again (3 does not divide over 4 devices)
+                got = jax.jit(lambda a: zj.vote_metrics(a, truth, 3, trained=3))(
                     put(answers, None, "a"))
-                assert np.array_equal(np.asarray(labels), counts.argmax(1)), (x64, kind)
-                np.testing.assert_allclose(np.asarray(share), counts.max(1) / K)
+                assert [float(x) for x in got] == [float(x) for x in unsharded[1]], (x64, kind)
+                # the mask sharded, the rewards as the host gave them (float32 RLOO's
+                # two-sum scan, with a batch-wide scale)
+                got = jax.jit(lambda m: zj.group_advantages(r4, m, **rloo_batch))(put(m4, "a"))
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(unsharded[0]))
                 done += 1
     print("inner-cases", done)
     """

@@ -224,16 +224,30 @@ def run_jax(zero_jax, contract: Contract, arrays: dict, hypers: dict, transform:
 
     if transform == "jit":
         return [np.asarray(o) for o in as_tuple(jax.jit(fn)(*(device[n] for n in present)))]
-    if transform.startswith("sharded"):  # 8 host devices, batch axis sharded
+    if transform.startswith("sharded"):  # 8 host devices
         from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
-        kind = AxisType.Explicit if transform.endswith("explicit") else AxisType.Auto
-        mesh = jax.make_mesh((len(jax.devices()),), ("batch",), axis_types=(kind,))
+        # sharded_auto / sharded_explicit: every argument's batch axis sharded (an
+        # argument without one, weights [R], replicated); sharded_explicit_even / _odd:
+        # only the even / odd arguments' (the others as the host gave them, so one call
+        # mixes shardings); sharded_explicit_last: the last axis of every argument of
+        # rank >= 2 that divides evenly (a row's samples, a group's members, a token's
+        # vocabulary split over the devices)
+        mode = transform.removeprefix("sharded_")
+        kind = AxisType.Auto if mode == "auto" else AxisType.Explicit
+        ndev = len(jax.devices())
+        mesh = jax.make_mesh((ndev,), ("batch",), axis_types=(kind,))
         batch = contract.args[0].shape[0] if contract.args[0].shape else None
 
-        def spec(n):  # the batch axis sharded; an argument without one (weights [R]) replicated
-            shape = contract.arg(n).shape
+        def spec(n):
+            x, shape = device[n], contract.arg(n).shape
+            if mode == "explicit_last":
+                last = x.ndim >= 2 and x.shape[-1] % ndev == 0
+                dims = (None,) * (x.ndim - 1) + ("batch",) if last else ()
+                return NamedSharding(mesh, PartitionSpec(*dims))
             on_batch = shape is None or (len(shape) > 0 and shape[0] == batch)
+            if mode in ("explicit_even", "explicit_odd"):
+                on_batch = on_batch and names.index(n) % 2 == (mode == "explicit_odd")
             return NamedSharding(mesh, PartitionSpec("batch") if on_batch else PartitionSpec())
 
         xs = [jax.device_put(device[n], spec(n)) for n in present]

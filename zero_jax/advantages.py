@@ -74,7 +74,9 @@ def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
             hi, err = _two_sum(hi, jnp.where(kept, d, 0))
             return (hi, lo + err + jnp.where(kept, d_err, 0)), None
 
-        zeros = jnp.zeros_like(r)
+        # the carry takes the sharding the body gives it: r's and m's combined (on an
+        # Explicit mesh they may differ)
+        zeros = jnp.zeros_like(jnp.where(m, r, 0))
         (hi, lo), _ = lax.scan(add, (zeros, zeros), jnp.arange(r.shape[-1]))
         out = exact_div(hi + lo, jnp.maximum(n - 1, 1))
     return out if sharding is None else reshard(out, sharding)

@@ -19,7 +19,7 @@ from zero_contracts import VoteMetrics
 from zero_contracts import messages as msg
 from zero_jax import _checks as _c
 from zero_jax._checks import Index
-from zero_jax.primitives import ids_equal, vote
+from zero_jax.primitives import _gather, ids_equal, vote
 
 __all__ = ["VoteMetrics", "pass_at_k", "vote_metrics"]
 
@@ -143,6 +143,7 @@ def _vote_metrics(
         raise ValueError(msg.TRAINED_TOO_LARGE.format(k=k, trained=trained))
     bad = _c.invalid("vote_metrics", answers=answers, num_answers=num_answers)
     dtype = _c.float_dtype()
+    answers = _gather(answers, last=True)[0]  # the first `trained` samples of every row
     labels, top = vote(answers, num_answers, method)
     sub_labels, _ = vote(answers[..., :trained], num_answers, method)
     fresh = answers[..., :trained]

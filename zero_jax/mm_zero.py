@@ -74,10 +74,11 @@ def _coder(
     valid = (hedge >= 0) & (jnp.minimum(easy, 1 - easy) >= 0)
     # an unexecuted render with a syntax error earns the constant -0.15 (-0.1 - 0.05 in
     # binary is -0.15000000000000002)
-    failed = jnp.where(syntax_error, -0.15, -0.1).astype(dtype)
-    executed_reward = jnp.where(valid, success, jnp.nan)
-    executed_reward = jnp.where(syntax_error, executed_reward - 0.05, executed_reward)
-    reward = jnp.where(executed, executed_reward, failed)
+    # (each select has one array case: on an Explicit mesh the four [B] arguments may
+    # be sharded differently, and a select's array cases and condition must share one)
+    executed_reward = jnp.where(valid, success, jnp.nan) - 0.05 * syntax_error.astype(dtype)
+    reward = jnp.where(executed, executed_reward, -0.1)
+    reward = jnp.where(~executed & syntax_error, -0.15, reward)
     return lax.stop_gradient(reward.astype(out))
 
 

@@ -98,6 +98,7 @@ def vote(answers: jax.Array, num_answers: int, method: str = "auto") -> tuple[ja
     k = answers.shape[-1]
     method = choose_vote_method(method, num_answers, k)
     packed = _packed_key_dtype(num_answers, k)
+    answers = _gather(answers, last=True)[0]  # a row's vote needs every sample of the row
     if method == "pairwise":
         if packed is not None:
             dtype, shift = packed
@@ -128,7 +129,7 @@ def vote(answers: jax.Array, num_answers: int, method: str = "auto") -> tuple[ja
             labels, top = _vote_by_key(table, ids, *packed, axis=-1)
             return labels.astype(answers.dtype), top
     else:
-        table = _segment_counts(_gather(answers, last=True)[0], alphabet)
+        table = _segment_counts(answers, alphabet)
     # argmax returns the first maximum: the smallest id among tied answers.
     return jnp.argmax(table, axis=-1).astype(answers.dtype), jnp.max(table, axis=-1)
 
