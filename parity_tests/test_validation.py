@@ -110,7 +110,18 @@ BAD_VALUES = [
     ),
     ("hint_delta", 0, lambda t: t([[-1.0, float("inf")]] * 3), "base_logp must be finite"),
     ("hint_delta", 1, lambda t: t([[-1.0, float("nan")]] * 3), "hinted_logp must be finite"),
-    ("proposer_rewards", 0, lambda t: t([float("nan"), 0.0, 0.0]), "delta must be finite"),
+    (
+        "proposer_rewards",
+        0,
+        lambda t: t([float("nan"), 0.0, 0.0]),
+        "delta must be finite where valid",
+    ),
+    (
+        "proposer_rewards",
+        1,
+        lambda t: t([-1, 3, 0]),
+        "hint_lengths must be >= 0 where valid",
+    ),
     ("proposer_rewards", 2, lambda t: t([0.1, 1.5, 0.0]), "cluster_share must lie in [0, 1]"),
     (
         "coder_rewards",

@@ -31,6 +31,7 @@ UNIT_WHERE = "{name} must lie in [0, 1] where {where}"
 FINITE = "{name} must be finite"
 FINITE_WHERE = "{name} must be finite where {where}"
 NONNEG = "{name} must be >= 0"
+NONNEG_WHERE = "{name} must be >= 0 where {where}"
 IDS = "{name} must lie in [0, {bound}={count})"
 WIDE_IDS = (
     "{name} has values outside the {dtype} range, which JAX truncates with x64 "

@@ -211,8 +211,12 @@ def value_message(arg: Arg, named: Mapping[str, Any]) -> str:
             return msg.UNIT_WHERE.format(name=arg.name, where=arg.where)
         return msg.UNIT.format(name=arg.name)
     if arg.value == "finite":
+        if arg.where:
+            return msg.FINITE_WHERE.format(name=arg.name, where=arg.where)
         return msg.FINITE.format(name=arg.name)
     if arg.value == "nonneg":
+        if arg.where:
+            return msg.NONNEG_WHERE.format(name=arg.name, where=arg.where)
         return msg.NONNEG.format(name=arg.name)
     return msg.IDS.format(name=arg.name, bound=arg.bound, count=named[arg.bound or ""])
 
