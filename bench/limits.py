@@ -1,9 +1,11 @@
 """Where JAX's own CPU runtime is the limit: each case timed in a process with JAX's
 defaults and in one with the user-side setting that removes the limit, interleaved.
 
-- ``async_dispatch``: a small computation is handed to XLA's runtime thread and waited
-  for (``block_until_ready``); ``jax.config.update("jax_cpu_enable_async_dispatch",
-  False)`` runs it on the calling thread instead (worker backend ``jax_sync``).
+- ``async_dispatch``: a computation of 1,000 flops or more (XLA's cost analysis; a
+  reward over a few hundred values) is handed to XLA's runtime thread and waited for
+  (``block_until_ready``); smaller ones run on the calling thread;
+  ``jax.config.update("jax_cpu_enable_async_dispatch", False)`` runs every one there
+  (worker backend ``jax_sync``).
 - ``huge_pages``: a fresh large output is first touched page by page (one page fault per
   4 KiB); ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1`` in the environment makes glibc ask for
   transparent huge pages for its large allocations, which a kernel in THP mode "madvise"

@@ -94,9 +94,11 @@ METHOD = """\
 - `jax`: `zero_jax`, jitted, x64 on (so that the outputs have the dtypes torch returns),
   steady state after warm-up, every call ending in `block_until_ready`;
 - `jax sync`: the same with `jax_cpu_enable_async_dispatch=False` (no hand-off to XLA's
-  runtime thread), and `jax+THP`: the same started with
-  `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` (large batches only); both are process-wide
-  settings of the user, not of the library, and show what the default pays for;
+  runtime thread, which by default runs on the calling thread only a computation its cost
+  analysis puts under 1,000 flops, i.e. a reward over a few hundred values), and
+  `jax+THP`: the same started with `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` (large
+  batches only); both are process-wide settings of the user, not of the library, and
+  show what the default pays for;
 - `torch`: the `zero_torch` twin, eager, and `torch.compile`: the same under `torch.compile`
   with default settings;
 - `numpy`: a vectorized NumPy implementation written for the bench (`bench/numpy_impl.py`,
