@@ -169,6 +169,21 @@ def test_num_answers_must_be_a_positive_int():
             backend.solver_rewards(t(IDS), t(BK), 0)
 
 
+def test_integer_hypers_refuse_bools_and_arrays_of_one_element():
+    """A bool (Python, NumPy, 0-d array or tensor) is no count, and a 1-element array is
+    no scalar: refused in both twins, not read as 1 / 2 (torch tensors of one element
+    have ``__index__``, NumPy arrays of one element do not)."""
+    rewards = [[1.0, 0.0, 2.0]]
+    for backend, t in ((zero_torch, torch.tensor), (zero_jax, jnp.asarray)):
+        for bad in (True, np.bool_(True), t(True), t([2]), t([[2]])):
+            with pytest.raises(TypeError, match="ddof must be a Python int"):
+                backend.group_advantages(t(rewards), ddof=bad)
+            with pytest.raises(TypeError, match="num_answers must be a Python int"):
+                backend.consensus(t(IDS), bad)
+        with pytest.raises(TypeError, match="strength must be a real scalar"):
+            backend.challenger_rewards(t([0.5]), t([0]), t([True]), t(True))
+
+
 @pytest.mark.parametrize("name,index,bad,message", BAD_VALUES, ids=lambda v: str(v)[:20])
 def test_value_checks_torch_eager_and_jax_checked_same_message(name, index, bad, message):
     with pytest.raises(ValueError) as torch_err:

@@ -85,8 +85,12 @@ def choose_vote_method(method: str, num_answers: int, k: int) -> str:
 
 
 def vote_alphabet(num_answers: int, id_max: int) -> int:
-    """Columns of a counting table: valid ids lie in ``[0, min(num_answers, id_max + 1))``."""
-    return min(num_answers, id_max + 1)
+    """Columns of a counting table: valid ids lie in ``[0, min(num_answers, id_max + 1))``.
+
+    Written as a comparison, not ``min``: ``torch.compile`` treats a ``num_answers``
+    that changes between calls as a symbol, and a symbolic ``min`` with ``2**63`` (int64
+    ids) is a size it cannot compile; the comparison becomes a guard instead."""
+    return num_answers if num_answers <= id_max else id_max + 1
 
 
 @functools.lru_cache(maxsize=256)

@@ -102,7 +102,8 @@ class Shapes:
 def _static_int(name: str, x: Any, message: str) -> int:
     """A static integer hyper-parameter: a Python / NumPy int or a concrete 0-d integer
     array (anything with ``__index__`` but a bool); a traced value is refused."""
-    if isinstance(x, (bool, float)) or str(getattr(x, "dtype", "")) == "bool":
+    boolean = str(getattr(x, "dtype", "")) in ("bool", "torch.bool")  # NumPy / JAX, torch
+    if isinstance(x, (bool, float)) or boolean or getattr(x, "ndim", 0) != 0:
         raise TypeError(message.format(name=name, got=type(x).__name__))
     try:
         return operator.index(x)

@@ -77,8 +77,10 @@ def _number(name: str, x: Any) -> float:
     """The value of a real hyper-parameter: a Python or NumPy number, a 0-d NumPy
     array or a 0-d tensor."""
     if isinstance(x, torch.Tensor):
-        if x.ndim != 0 or x.dtype == torch.bool or x.dtype.is_complex:
+        if x.ndim != 0:
             raise TypeError(msg.NOT_SCALAR_TENSOR.format(name=name, got=tuple(x.shape)))
+        if x.dtype == torch.bool or x.dtype.is_complex:
+            raise TypeError(msg.NOT_SCALAR.format(name=name, got=f"a {x.dtype} tensor"))
         return float(x)
     if isinstance(x, np.ndarray) and x.shape == () and V.real_kind(x.dtype.kind, x.dtype.name):
         return float(x)
