@@ -169,6 +169,25 @@ def test_num_answers_must_be_a_positive_int():
             backend.solver_rewards(t(IDS), t(BK), 0)
 
 
+@pytest.mark.parametrize("name", sorted(args(tt)))
+def test_torch_refuses_meta_tensors_by_name(name):
+    """A tensor on the ``meta`` device has no values to validate or compute on: a
+    ValueError naming it, never an opaque error from inside torch."""
+    a = list(args(tt)[name])
+    a[0] = a[0].to("meta")
+    with pytest.raises(ValueError, match=rf"^{zero_torch_arg(name)} is on the meta device"):
+        getattr(zero_torch, name)(*a)
+    if name == "challenger_rewards":  # a real hyper-parameter too
+        with pytest.raises(ValueError, match="^strength is on the meta device"):
+            zero_torch.challenger_rewards(*args(tt)[name], torch.tensor(1.0, device="meta"))
+
+
+def zero_torch_arg(name):
+    from zero_contracts import CONTRACTS
+
+    return CONTRACTS[name].args[0].name
+
+
 def test_integer_hypers_refuse_bools_and_arrays_of_one_element():
     """A bool (Python, NumPy, 0-d array or tensor) is no count, and a 1-element array is
     no scalar: refused in both twins, not read as 1 / 2 (torch tensors of one element

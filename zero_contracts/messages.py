@@ -24,6 +24,7 @@ EMPTY = "{name} must be non-empty with shape {shape}, got shape {got}"
 SAME_SHAPE = "{name} must have the same shape as {ref} {ref_shape}, got {got}"
 SAME_BATCH = "{name} must have batch size {size} like {ref}, got {got}"
 DEVICE = "{name} must be on the device of {ref} ({ref_device}), got {got}"
+META = "{name} is on the meta device (no values): the torch twin validates and computes values"
 
 # ---------------------------------------------------------------------- values
 UNIT = "{name} must lie in [0, 1]"

@@ -58,6 +58,8 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[torch.Tensor, ...]:
             boolean=dtype == torch.bool,
         )
         shapes.check(arg, tuple(x.shape))
+        if x.device.type == "meta":
+            raise ValueError(msg.META.format(name=arg.name))
         if first is None:
             first = (arg.name, x)
         elif x.device != first[1].device:
@@ -79,6 +81,8 @@ def _number(name: str, x: Any) -> float:
     if isinstance(x, torch.Tensor):
         if x.ndim != 0:
             raise TypeError(msg.NOT_SCALAR_TENSOR.format(name=name, got=tuple(x.shape)))
+        if x.device.type == "meta":
+            raise ValueError(msg.META.format(name=name))
         if x.dtype == torch.bool or x.dtype.is_complex:
             raise TypeError(msg.NOT_SCALAR.format(name=name, got=f"a {x.dtype} tensor"))
         return float(x)
