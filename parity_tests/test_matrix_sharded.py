@@ -85,6 +85,11 @@ INNER = textwrap.dedent(
         rloo_batch = dict(baseline="leave_one_out", scale="batch")
         unsharded = (zj.group_advantages(r4, m4, **rloo_batch),
                      zj.vote_metrics(answers, truth, 3, trained=3))
+        # two groups of logits [8, 4, 16]; the second one's offset takes the shifted route
+        logits = rng.normal(size=(2, 8, 4, 16)).astype(np.float32) + np.array([0, 500])[
+            :, None, None, None].astype(np.float32)
+        lmask = rng.random((2, 8, 4)) < 0.8
+        certainty = np.stack([np.asarray(zj.self_certainty(logits[g], lmask[g])) for g in (0, 1)])
         for kind in (AxisType.Explicit, AxisType.Auto):
             mesh = jax.make_mesh((4,), ("a",), axis_types=(kind,), devices=jax.devices()[:4])
             with jax.set_mesh(mesh):
@@ -113,7 +118,12 @@ INNER = textwrap.dedent(
                 # the mask sharded, the rewards as the host gave them (float32 RLOO's
                 # two-sum scan, with a batch-wide scale)
                 got = jax.jit(lambda m: zj.group_advantages(r4, m, **rloo_batch))(put(m4, "a"))
-                np.testing.assert_array_equal(np.asarray(got), np.asarray(unsharded[0]))
+                np.testing.assert_allclose(np.asarray(got), np.asarray(unsharded[0]), rtol=1e-6,
+                                           atol=1e-6)  # a batch-wide sum, in another order
+                # a vmap over groups whose rows (not the vmapped axis) are sharded
+                got = jax.jit(jax.vmap(zj.self_certainty))(
+                    put(logits, None, "a"), put(lmask, None, "a"))
+                np.testing.assert_allclose(np.asarray(got), certainty, rtol=1e-6)
                 done += 1
     print("inner-cases", done)
     """

@@ -109,9 +109,9 @@ def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     ulps of the result (``1000 + 0.01 * arange(7)`` lost 116 float32 ulps, 74 at
     offset 80).  That also covers a logit above ~88 in float32 (~709 in float64), all
     of a token's logits below about -46, and a non-finite logit.  Masked tokens never
-    decide it (under ``vmap`` both routes run, as ``lax.cond`` does there), and on the
-    shifted route the tokens in range keep their unshifted value: a row's result never
-    depends on the other rows.
+    decide it (under ``vmap`` every element takes the shifted route: :func:`_route`),
+    and on the shifted route the tokens in range keep their unshifted value: a row's
+    result never depends on the other rows.
 
     The check reads only the sum, folded into the pass's one output as arithmetic,
     ``+ 0 * log(sum - low) + 0 * log(high - sum)``, which is 0 in range and NaN
@@ -129,8 +129,28 @@ def _unshifted(logits: jax.Array, mask: jax.Array) -> jax.Array:
     in_range = 0.0 * jnp.log(total - low) + 0.0 * jnp.log(high - total)  # 0, or NaN
     fast = jnp.log(total) - jnp.mean(x, axis=-1) + in_range
     every_kept_in_range = jnp.all(jnp.isfinite(fast) | ~mask)
+    out: jax.Array = _route(every_kept_in_range, logits, fast)
+    return out
+
+
+@jax.custom_batching.custom_vmap
+def _route(every_kept_in_range: jax.Array, logits: jax.Array, fast: jax.Array) -> jax.Array:
+    """``fast``, or the shifted route when a kept token is out of range."""
     out: jax.Array = lax.cond(every_kept_in_range, lambda _, f: f, _shifted, logits, fast)
     return out
+
+
+@_route.def_vmap
+def _route_vmapped(
+    axis_size: int, in_batched: list[bool], _: jax.Array, logits: jax.Array, fast: jax.Array
+) -> tuple[jax.Array, bool]:
+    """Under ``vmap`` the shifted route for every element.  ``lax.cond`` would run both
+    routes there and select with a predicate that carries no sharding, which an
+    Explicit mesh refuses when the logits are sharded on another axis; the shifted
+    route keeps every in-range token's ``fast`` value, so each element's kept tokens
+    are what the cond gives."""
+    axes = tuple(0 if b else None for b in in_batched[1:])
+    return jax.vmap(_shifted, in_axes=axes, axis_size=axis_size)(logits, fast), True
 
 
 def _shifted(logits: jax.Array, fast: jax.Array) -> jax.Array:
