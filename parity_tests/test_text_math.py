@@ -240,7 +240,7 @@ def test_plain_numbers_start_no_process():
      "10^1000000000", "2^ 1234567", "10^{7}!", "10^7!", r"\left(10^{6}\right)!",
      r"\Big(10^{6}\Big)!", "10**10**10", "2**1000000000", "2**(10**7)",
      # spaces around ** (SymPy reads 10 ** 10 ** 10 as the same tower)
-     "10 ** 10 ** 10", "10 **10**10", "10** 10 **10", "(10) ** 10000000", "2 **(10**7)"],
+     "10 ** 10 ** 10", "10** 10 **10", "(10) ** 10000000", "2 ** (10**7)", "3  **  10000000"],
 )
 def test_guard_flags_unbounded_answers(answer):
     assert unbounded(answer)
@@ -252,7 +252,8 @@ def test_guard_flags_unbounded_answers(answer):
      "(n-1)!", r"2^{\pi}", r"e^{i\pi}", r"\frac{5^{3}}{2}", "2^{1000000}", "1" * 300,
      "2^123", "x^{7}!", "10^{3}!", r"x \rightarrow 10^{3}", "2**20", "2**3**4", "n!",
      "**2000000**", "The answer is **1500000**.", "2 ** 20", "2 ** 3 ** 4",
-     "x = 3 and **1500000**"],  # Markdown bold is no power
+     # Markdown bold
+     "x = 3 and **1500000**", "1) **2000000**", "(B) **2000000**", "x = 3 **1500000**"],
 )
 def test_guard_leaves_ordinary_answers(answer):
     assert not unbounded(answer)

@@ -248,9 +248,11 @@ def _challenger(data: Mapping[str, Any], results: Mapping[str, LabResult]) -> st
         ],
     )
     texts = [
-        "The challenger, the model being trained, writes a batch of questions. Upstream "
-        "checks (<code>zero_text</code>) mark Q2 malformed and group the questions by "
-        "template with BLEU clustering: Q1 and Q2 share template 7.",
+        "The challenger, the model being trained, writes a batch of questions. Upstream, "
+        "the caller marks Q2 malformed and groups the questions by template (the cluster "
+        "ids are its input): Q1 and Q2 share template 7. (From raw strings, "
+        "<code>zero_stacks</code> clusters with BLEU and, like the published code, puts a "
+        "malformed output in a cluster of its own.)",
         "The solver is frozen for this round. It answers every question four times; "
         "<code>consensus</code> takes the majority (a tie goes to the smallest id) and the "
         "consistency <var>p</var>, the share of samples that agree with it.",

@@ -146,10 +146,11 @@ _COMMAND = re.compile(r"\\[A-Za-z]+")
 _LETTER = re.compile(r"[A-Za-z]")
 _DIGIT_RUN = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-# ``**`` after a base: a digit or a closing bracket, spaces allowed between (``10 ** 10``),
-# or a letter right before it.  Markdown's bold ``**2000000**`` has none before its first
-# pair, and ``is **1500000**`` a word and a space
-_BASE = r"(?:(?<=[0-9)\]}])\s*|(?<=[A-Za-z]))"
+# ``**`` right after a base (a digit, a letter or a closing bracket), or spaced on both
+# sides after a digit or a closing bracket (``10 ** 10``).  Markdown's bold
+# ``**2000000**`` has no base before its first pair, and in ``is **1500000**`` or
+# ``1) **2000000**`` no space after it
+_BASE = r"(?:(?<=[0-9)\]}])\s+(?=\*\*\s)|(?<=[0-9A-Za-z)\]}]))"
 _PY_POWER = re.compile(_BASE + r"\*\*\s*([0-9.]+(?:\s*\*\*\s*[0-9.]+)*)")
 _PY_CARET = re.compile(_BASE + r"\*\*")
 _SIZING = re.compile(r"\\(?:left|right|[Bb]igg?[lr]?)(?![A-Za-z])")
