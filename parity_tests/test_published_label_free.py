@@ -35,8 +35,10 @@ TRL = ADVANTAGE_PRESETS["trl"]
 def run(twin: str, name: str, *arrays, **hypers):
     """``name`` of one twin on NumPy arrays; NumPy results (a tuple for VoteMetrics)."""
     if twin == "torch":
-        out = getattr(zero_torch, name)(*(None if a is None else to_torch(np.asarray(a))
-                                          for a in arrays), **hypers)
+        out = getattr(zero_torch, name)(
+            *(a if a is None or isinstance(a, int) else to_torch(np.asarray(a)) for a in arrays),
+            **hypers,
+        )  # a Python int (num_answers, k) stays one: a 1-element tensor is no count
         convert = from_torch
     else:
         out = getattr(zero_jax, name)(*arrays, **hypers)
