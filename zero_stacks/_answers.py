@@ -167,3 +167,14 @@ def format_flags(check: FormatCheck, texts: Sequence[str]) -> np.ndarray:
             f"got {flags.dtype} {list(flags.shape)}"
         )
     return flags
+
+
+def cluster_keys(texts: Sequence[str], valid: np.ndarray) -> list[str]:
+    """What :func:`zero_text.bleu_clusters` clusters: each well-formed output's
+    ``<question>``, and ``""`` for a malformed one, which is then alone (published R-Zero
+    uses ``""``, G-Zero a fixed key): it never joins, nor raises the share of, a
+    well-formed question's cluster."""
+    return [
+        (zero_text.extract_tag(t, "question") or "") if ok else ""
+        for t, ok in zip(texts, valid, strict=True)
+    ]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 import zero_text
-from zero_stacks._answers import Equivalence, online_answers
+from zero_stacks._answers import Equivalence, cluster_keys, online_answers
 from zero_stacks._batch import Batch
 from zero_stacks._checks import (
     check_answer_options,
@@ -114,12 +114,7 @@ class ChallengerReward(StackReward):
     def compute(self, batch: Batch) -> np.ndarray:
         texts = list(batch.texts)
         valid = zero_text.r_zero_challenger_format_ok(texts)
-        # Malformed outputs are clustered as "" (alone, as in published R-Zero): they never
-        # join, nor raise the share of, a well-formed question's cluster.
-        questions = [
-            (zero_text.extract_tag(t, "question") or "") if ok else ""
-            for t, ok in zip(texts, valid, strict=True)
-        ]
+        questions = cluster_keys(texts, valid)
         clusters, _ = zero_text.bleu_clusters(questions, threshold=self.threshold)
         consistency = np.zeros(len(texts), dtype=np.float64)
         asked = np.flatnonzero(valid)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import zero_text
+from zero_stacks._answers import cluster_keys
 from zero_stacks._batch import Batch
 from zero_stacks._checks import check_callable, check_threshold
 from zero_stacks.base import StackReward
@@ -70,12 +71,7 @@ class ProposerReward(StackReward):
     def compute(self, batch: Batch) -> np.ndarray:
         texts = list(batch.texts)
         valid = zero_text.g_zero_proposer_format_ok(texts)
-        # Malformed proposals are clustered as "" (alone, like published G-Zero's fixed
-        # "__INVALID__" key): they never join a well-formed question's cluster.
-        questions = [
-            (zero_text.extract_tag(t, "question") or "") if ok else ""
-            for t, ok in zip(texts, valid, strict=True)
-        ]
+        questions = cluster_keys(texts, valid)
         hints = [zero_text.extract_tag(t, "hint") or "" for t in texts]
         _, shares = zero_text.bleu_clusters(questions, threshold=self.threshold)
         delta = np.zeros(len(texts), dtype=np.float64)
