@@ -4,6 +4,7 @@ profiles, and the versions in pytest's header (CI logs show torch's +cpu build).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import jax
 import pytest
@@ -38,3 +39,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     except ImportError:
         lines.append("torch not installed")
     return lines
+
+
+@pytest.fixture
+def x64_off() -> Iterator[None]:
+    """JAX's default (x64 off) inside one test; the suite runs with x64 on."""
+    with jax.enable_x64(False):
+        yield

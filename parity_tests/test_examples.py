@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from . import oracle
+from . import cases as oracle
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,10 +35,12 @@ def test_end_to_end_strings_to_advantages():
     np.testing.assert_array_equal(out["labels"], labels)
     np.testing.assert_array_equal(out["consistency"], p)
     np.testing.assert_allclose(
-        out["challenger_rewards"], oracle.challenger(p, out["clusters"], out["valid"]), atol=1e-6
+        out["challenger_rewards"],
+        oracle.challenger_rewards(p, out["clusters"], out["valid"]),
+        atol=1e-6,
     )
-    np.testing.assert_array_equal(out["band"], oracle.band(p))
-    rewards = oracle.pseudo(out["answer_ids"], labels)
+    np.testing.assert_array_equal(out["band"], oracle.curriculum_mask(p))
+    rewards = oracle.pseudo_rewards(out["answer_ids"], labels)
     np.testing.assert_array_equal(out["pseudo_rewards"], rewards)
     train = out["band"] & out["valid"]
     mean = rewards.mean(1, keepdims=True)
@@ -66,7 +68,7 @@ def test_jit_optax_step_rewards_and_update():
     valid = jnp.array([True] * 6 + [False, True])
     new_logits, _, rewards = ex.update(logits, state, templates, answers, valid)
     _, p = oracle.consensus(np.asarray(answers))
-    want = oracle.challenger(p, np.asarray(templates), np.asarray(valid))
+    want = oracle.challenger_rewards(p, np.asarray(templates), np.asarray(valid))
     np.testing.assert_allclose(rewards, want, atol=1e-12)
     # One SGD step from zero logits: d loss / d logits = -mean_i A_i (e_{t_i} - 1/6).
     adv = (want - want.mean()) / (want.std(ddof=1) + 1e-6)

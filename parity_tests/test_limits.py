@@ -18,13 +18,6 @@ from . import cases as oracle
 torch = pytest.importorskip("torch", reason="the reproducers compare both twins")
 import zero_torch  # noqa: E402
 
-
-@pytest.fixture
-def x64_off():
-    with jax.enable_x64(False):
-        yield
-
-
 # ------------------------------------------------- 1. Python ints beyond the dtype
 
 

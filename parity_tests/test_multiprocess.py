@@ -135,7 +135,7 @@ def test_every_reproducer_holds_on_meshes_across_two_processes(tmp_path):
 
 
 def _readme_block() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "beyond_one_machine.md").read_text()
     start = text.index("```python\n", text.index("A minimal two-process step")) + len("```python\n")
     return text[start:text.index("```", start)]
 
@@ -149,7 +149,7 @@ def test_the_readme_two_process_step_runs_as_written(tmp_path):
     shares = np.array([2, 2, 1, 3, 3, 3, 1, 1]) / 8  # cluster sizes over the global batch
     p = np.array([0.5, 0.25, 0.5, 1.0, 0.75, 0.5, 0.5, 0.0])
     want = np.maximum(0, 1 - 2 * np.abs(p - 0.5) - 0.5 * shares)
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "beyond_one_machine.md").read_text()
     stated = readme[readme.index("global batch:", readme.index("A minimal two-process step")):]
     stated = stated[len("global batch:"):stated.index(".\n")].replace(" and ", ", ")
     np.testing.assert_array_equal([float(x) for x in stated.split(",")], want)

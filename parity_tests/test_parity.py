@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import zero_jax
 
-from . import oracle
+from . import cases as oracle
 
 torch = pytest.importorskip("torch", reason="parity needs the torch twin")
 import zero_torch  # noqa: E402
@@ -67,7 +67,8 @@ def T(x):
 @given(b=BATCH, dtype=FLOAT, seed=SEED)
 def test_uncertainty(b, dtype, seed):
     p = unit_scores(np.random.default_rng(seed), b, dtype)
-    same(zero_jax.uncertainty_reward(p), zero_torch.uncertainty_reward(T(p)), oracle.uncertainty(p))
+    want = oracle.uncertainty_reward(p)
+    same(zero_jax.uncertainty_reward(p), zero_torch.uncertainty_reward(T(p)), want)
 
 
 @given(b=BATCH, dtype=FLOAT, seed=SEED, strength=st.sampled_from([0.0, 0.5, 1.0, 2.5]))
@@ -76,7 +77,7 @@ def test_challenger(b, dtype, seed, strength):
     p = unit_scores(rng, b, dtype)
     c = cluster_ids(rng, b).astype(np.int64)
     v = rng.random(b) < 0.7
-    expected = oracle.challenger(p, c, v, strength)
+    expected = oracle.challenger_rewards(p, c, v, strength)
     same(
         zero_jax.challenger_rewards(p, c, v, strength),
         zero_torch.challenger_rewards(T(p), T(c), T(v), strength),
@@ -90,7 +91,7 @@ def test_challenger_dense_ids(b, dtype, seed, n):
     p = unit_scores(rng, b, dtype)
     c = rng.integers(0, n, size=b)
     v = rng.random(b) < 0.7
-    expected = oracle.challenger(p, c, v)
+    expected = oracle.challenger_rewards(p, c, v)
     j = zero_jax.challenger_rewards(p, c, v, num_clusters=n)
     same(j, zero_torch.challenger_rewards(T(p), T(c), T(v), num_clusters=n), expected)
     same(zero_jax.challenger_rewards(p, c, v), zero_torch.challenger_rewards(T(p), T(c), T(v)))
@@ -113,7 +114,7 @@ def test_cluster_sizes_of_arbitrary_ids_above_the_pairwise_size(b, seed):
     sizes_agree(c, counts[inverse])
     p = unit_scores(rng, b, np.float64)
     v = rng.random(b) < 0.7
-    expected = oracle.challenger(p, c, v)
+    expected = oracle.challenger_rewards(p, c, v)
     j = zero_jax.challenger_rewards(p, c, v)
     same(j, zero_torch.challenger_rewards(T(p), T(c), T(v)), expected)
 
@@ -160,7 +161,7 @@ def test_consensus_and_pseudo_rewards(b, k, n, seed):
     same(
         zero_jax.pseudo_rewards(fresh, jl),
         zero_torch.pseudo_rewards(T(fresh), tl),
-        oracle.pseudo(fresh, labels),
+        oracle.pseudo_rewards(fresh, labels),
     )
 
 
@@ -172,7 +173,7 @@ def test_curriculum_mask(b, k, dtype, seed):
     same(
         zero_jax.curriculum_mask(p, low, high),
         zero_torch.curriculum_mask(T(p), low, high),
-        oracle.band(p, low, high),
+        oracle.curriculum_mask(p, low, high),
     )
 
 
@@ -195,7 +196,7 @@ def test_proposer(b, dtype, seed):
     lengths = rng.integers(0, 600, size=b)
     share = (rng.integers(1, b + 1, size=b) / b).astype(dtype)
     valid = rng.random(b) < 0.6
-    expected = oracle.proposer(delta, lengths, share, valid)
+    expected = oracle.proposer_rewards(delta, lengths, share, valid)
     same(
         zero_jax.proposer_rewards(delta, lengths, share, valid),
         zero_torch.proposer_rewards(T(delta), T(lengths), T(share), T(valid)),
@@ -211,7 +212,7 @@ def test_coder(b, dtype, seed):
     c = unit_scores(rng, b, dtype)
     easy[~executed] = np.nan  # failed renders carry no visual scores
     syntax = rng.random(b) < 0.3
-    expected = oracle.coder(executed, easy, c, syntax)
+    expected = oracle.coder_rewards(executed, easy, c, syntax)
     same(
         zero_jax.coder_rewards(executed, easy, c, syntax),
         zero_torch.coder_rewards(T(executed), T(easy), T(c), T(syntax)),
@@ -224,7 +225,7 @@ def test_solver(b, k, n, seed, alpha):
     rng = np.random.default_rng(seed)
     a = rng.integers(0, min(n, 3) if rng.random() < 0.5 else n, size=(b, k))
     fmt = rng.random((b, k)) < 0.5
-    expected = oracle.solver(a, fmt, alpha)
+    expected = oracle.solver_rewards(a, fmt, alpha=alpha)
     same(
         zero_jax.solver_rewards(a, fmt, n, alpha),
         zero_torch.solver_rewards(T(a), T(fmt), n, alpha),
@@ -246,7 +247,7 @@ def test_every_voting_method_agrees(b, k, n, seed):
         same(
             zero_jax.solver_rewards(a, fmt, n, method=method),
             zero_torch.solver_rewards(T(a), T(fmt), n, method=method),
-            oracle.solver(a, fmt),
+            oracle.solver_rewards(a, fmt),
         )
 
 
@@ -267,7 +268,7 @@ def test_huge_answer_vocabulary_with_auto_method():
     np.testing.assert_array_equal(jp, p)
     fmt = a % 2 == 0
     np.testing.assert_allclose(
-        zero_jax.solver_rewards(a, fmt, 10_000_000), oracle.solver(a, fmt), atol=1e-12
+        zero_jax.solver_rewards(a, fmt, 10_000_000), oracle.solver_rewards(a, fmt), atol=1e-12
     )
 
 
@@ -297,11 +298,11 @@ def test_shares_and_length_penalty_are_correctly_rounded():
     p = np.full(b, 0.5)
     ids = np.array([0, 0, 0, 1, 1, 2, 3, 3, 3, 3])
     v = np.ones(b, bool)
-    expected = oracle.challenger(p, ids, v, 1.0)
+    expected = oracle.challenger_rewards(p, ids, v, 1.0)
     np.testing.assert_array_equal(np.asarray(zero_jax.challenger_rewards(p, ids, v)), expected)
     lengths = np.arange(200, 200 + 10 * 37, 37)
     delta = np.zeros(b)
-    expected = oracle.proposer(delta, lengths, delta, v)
+    expected = oracle.proposer_rewards(delta, lengths, delta, v)
     np.testing.assert_array_equal(
         np.asarray(zero_jax.proposer_rewards(delta, lengths, delta, v)), expected
     )

@@ -11,15 +11,9 @@ import pytest
 
 import zero_jax
 
-from . import oracle
+from . import cases as oracle
 
-pytestmark = pytest.mark.filterwarnings("error")
-
-
-@pytest.fixture(autouse=True)
-def x64_off():
-    with jax.enable_x64(False):
-        yield
+pytestmark = [pytest.mark.filterwarnings("error"), pytest.mark.usefixtures("x64_off")]
 
 
 def test_canonical_dtypes_and_values_without_x64():
@@ -57,11 +51,11 @@ def test_canonical_dtypes_and_values_without_x64():
     for name, (out, dtype) in checks.items():
         assert out.dtype == dtype, name
     np.testing.assert_allclose(
-        checks["solver_rewards"][0], oracle.solver(answers, answers > 0), atol=1e-6
+        checks["solver_rewards"][0], oracle.solver_rewards(answers, answers > 0), atol=1e-6
     )
     np.testing.assert_allclose(
         checks["proposer_rewards"][0],
-        oracle.proposer(p64, np.arange(9) * 60, p64 / 2, p64 > 0.5),
+        oracle.proposer_rewards(p64, np.arange(9) * 60, p64 / 2, p64 > 0.5),
         atol=1e-6,
     )
 
@@ -71,5 +65,5 @@ def test_float32_scores_keep_float32_and_jit_works_without_x64():
     out = jax.jit(lambda p: zero_jax.challenger_rewards(p, jnp.array([1, 1, 2]), p > 0, 0.5))(p)
     assert out.dtype == jnp.float32
     np.testing.assert_allclose(
-        out, oracle.challenger(np.asarray(p), [1, 1, 2], [1, 1, 1], 0.5), atol=1e-6
+        out, oracle.challenger_rewards(np.asarray(p), [1, 1, 2], [1, 1, 1], 0.5), atol=1e-6
     )
