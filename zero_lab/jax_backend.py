@@ -12,9 +12,7 @@ Run every lab and print the table with ``zero-lab`` (or ``python -m zero_lab``).
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -24,118 +22,28 @@ import optax
 from jax import lax
 
 import zero_jax
-from zero_lab import (
-    LABS,
-    Lab,
-    LabResult,
-    check_schedule,
-    get_lab,
-    padded,
-    resolve_functions,
-)
+from zero_lab import LABS, Lab, LabResult, check_schedule, get_lab, resolve_functions
+from zero_lab.lab_rewards import Ops, lab_rewards
 
 __all__ = ["LABS", "rewards", "run"]
 
-Functions = Mapping[str, Callable[..., Any]]
-
-
-def _x64() -> contextlib.AbstractContextManager[Any]:
-    """A context in which JAX creates float64 / int64 arrays (jax >= 0.8 and older)."""
-    enable = getattr(jax, "enable_x64", None)
-    if enable is not None:
-        return enable(True)
-    from jax.experimental import enable_x64  # pragma: no cover - jax < 0.8
-
-    return enable_x64()
-
-
-def _f64(x: Any) -> jax.Array:
-    return jnp.asarray(x, dtype=jnp.float64)
-
-
-def _i64(x: Any) -> jax.Array:
-    return jnp.asarray(x, dtype=jnp.int64)
-
-
-def _bool(x: Any) -> jax.Array:
-    return jnp.asarray(x, dtype=jnp.bool_)
-
-
-def _challenger(f: Functions, lab: Lab) -> jax.Array:
-    consistency = _f64(lab.column("consistency"))
-    reward = f["challenger_rewards"](
-        consistency,
-        _i64(lab.column("cluster")),
-        _bool(lab.column("valid")),
-        lab.params["strength"],
-    )
-    return jnp.minimum(reward, f["uncertainty_reward"](consistency))
-
-
-def _pseudo_labels(f: Functions, lab: Lab) -> jax.Array:
-    p = lab.params
-    labels, consistency = f["consensus"](_i64(lab.column("old_votes")), p["num_answers"])
-    keep = _f64(f["curriculum_mask"](consistency, p["low"], p["high"]))
-    agree = _f64(f["pseudo_rewards"](_i64(lab.column("fresh")), labels))
-    return (keep[:, None] * agree).sum(axis=0) / jnp.maximum(1.0, keep.sum())
-
-
-def _proposer(f: Functions, lab: Lab) -> jax.Array:
-    base, mask = padded(lab, "base_logp")
-    hinted, _ = padded(lab, "hinted_logp")
-    delta = f["hint_delta"](_f64(base), _f64(hinted), _bool(mask))
-    return f["proposer_rewards"](
-        delta,
-        _i64(lab.column("hint_chars")),
-        _f64(lab.column("cluster_share")),
-        _bool(lab.column("valid")),
-    )
-
-
-def _coder(f: Functions, lab: Lab) -> jax.Array:
-    return f["coder_rewards"](
-        _bool(lab.column("executed")),
-        _f64(lab.column("easy_accuracy")),
-        _f64(lab.column("consistency")),
-        _bool(lab.column("syntax_error")),
-    )
-
-
-def _solver(f: Functions, lab: Lab) -> jax.Array:
-    p = lab.params
-    per_answer = f["solver_rewards"](
-        _i64(lab.column("answers")),
-        _bool(lab.column("format_valid")),
-        p["num_answers"],
-        p["alpha"],
-    )
-    return _f64(per_answer).mean(axis=0)
-
-
-_REWARDS: dict[str, Callable[[Functions, Lab], jax.Array]] = {
-    "challenger": _challenger,
-    "pseudo_labels": _pseudo_labels,
-    "proposer": _proposer,
-    "coder": _coder,
-    "solver": _solver,
-}
+_OPS = Ops(
+    f64=lambda x: jnp.asarray(x, dtype=jnp.float64),
+    i64=lambda x: jnp.asarray(x, dtype=jnp.int64),
+    bool_=lambda x: jnp.asarray(x, dtype=jnp.bool_),
+    minimum=jnp.minimum,
+    maximum=jnp.maximum,
+)
 
 
 def _rewards(lab: Lab, functions: Any) -> jax.Array:
-    fns = resolve_functions(functions, lab.functions, lambda: zero_jax)
-    r = _f64(_REWARDS[lab.name](fns, lab))
-    if r.shape != (lab.num_actions,):
-        raise ValueError(
-            f"lab {lab.name!r}: the rewards must have shape ({lab.num_actions},), one per "
-            f"action; the functions produced {r.shape}"
-        )
-    return r
+    return lab_rewards(lab, resolve_functions(functions, lab.functions, lambda: zero_jax), _OPS)
 
 
 def rewards(name: str, *, functions: Any = None) -> np.ndarray:
     """The per-action rewards of lab ``name`` (float64 ``[N]``) with the given functions."""
     lab = get_lab(name)
-    with _x64():
+    with jax.enable_x64(True):
         return np.asarray(_rewards(lab, functions))
 
 
@@ -175,7 +83,7 @@ def run(
     """
     lab = get_lab(name)
     steps, lr = check_schedule(steps, learning_rate)
-    with _x64():
+    with jax.enable_x64(True):
         r = _rewards(lab, functions)
         probs = np.asarray(_train(r, jnp.asarray(lr, jnp.float64), steps))
     return LabResult.from_probs(lab.name, probs, lab.target)

@@ -9,110 +9,30 @@ Run every lab with ``zero-lab --backend torch`` (or ``python -m zero_lab --backe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import torch
 
 import zero_torch
-from zero_lab import (
-    LABS,
-    Lab,
-    LabResult,
-    check_schedule,
-    get_lab,
-    padded,
-    resolve_functions,
-)
+from zero_lab import LABS, Lab, LabResult, check_schedule, get_lab, resolve_functions
+from zero_lab.lab_rewards import Ops, lab_rewards
 
 __all__ = ["LABS", "rewards", "run"]
 
-Functions = Mapping[str, Callable[..., Any]]
-
-
-def _f64(x: Any) -> torch.Tensor:
-    return torch.as_tensor(x, dtype=torch.float64)
-
-
-def _i64(x: Any) -> torch.Tensor:
-    return torch.as_tensor(x, dtype=torch.int64)
-
-
-def _bool(x: Any) -> torch.Tensor:
-    return torch.as_tensor(x, dtype=torch.bool)
-
-
-def _challenger(f: Functions, lab: Lab) -> torch.Tensor:
-    consistency = _f64(lab.column("consistency"))
-    reward = f["challenger_rewards"](
-        consistency,
-        _i64(lab.column("cluster")),
-        _bool(lab.column("valid")),
-        lab.params["strength"],
-    )
-    return torch.minimum(_f64(reward), _f64(f["uncertainty_reward"](consistency)))
-
-
-def _pseudo_labels(f: Functions, lab: Lab) -> torch.Tensor:
-    p = lab.params
-    labels, consistency = f["consensus"](_i64(lab.column("old_votes")), p["num_answers"])
-    keep = _f64(f["curriculum_mask"](consistency, p["low"], p["high"]))
-    agree = _f64(f["pseudo_rewards"](_i64(lab.column("fresh")), labels))
-    return (keep[:, None] * agree).sum(dim=0) / keep.sum().clamp_min(1.0)
-
-
-def _proposer(f: Functions, lab: Lab) -> torch.Tensor:
-    base, mask = padded(lab, "base_logp")
-    hinted, _ = padded(lab, "hinted_logp")
-    delta = f["hint_delta"](_f64(base), _f64(hinted), _bool(mask))
-    return f["proposer_rewards"](
-        delta,
-        _i64(lab.column("hint_chars")),
-        _f64(lab.column("cluster_share")),
-        _bool(lab.column("valid")),
-    )
-
-
-def _coder(f: Functions, lab: Lab) -> torch.Tensor:
-    return f["coder_rewards"](
-        _bool(lab.column("executed")),
-        _f64(lab.column("easy_accuracy")),
-        _f64(lab.column("consistency")),
-        _bool(lab.column("syntax_error")),
-    )
-
-
-def _solver(f: Functions, lab: Lab) -> torch.Tensor:
-    p = lab.params
-    per_answer = f["solver_rewards"](
-        _i64(lab.column("answers")),
-        _bool(lab.column("format_valid")),
-        p["num_answers"],
-        p["alpha"],
-    )
-    return _f64(per_answer).mean(dim=0)
-
-
-_REWARDS: dict[str, Callable[[Functions, Lab], torch.Tensor]] = {
-    "challenger": _challenger,
-    "pseudo_labels": _pseudo_labels,
-    "proposer": _proposer,
-    "coder": _coder,
-    "solver": _solver,
-}
+_OPS = Ops(
+    f64=lambda x: torch.as_tensor(x, dtype=torch.float64),
+    i64=lambda x: torch.as_tensor(x, dtype=torch.int64),
+    bool_=lambda x: torch.as_tensor(x, dtype=torch.bool),
+    minimum=torch.minimum,
+    maximum=torch.maximum,
+)
 
 
 def _rewards(lab: Lab, functions: Any) -> torch.Tensor:
     fns = resolve_functions(functions, lab.functions, lambda: zero_torch)
     with torch.no_grad():
-        r = _f64(_REWARDS[lab.name](fns, lab)).detach()
-    if tuple(r.shape) != (lab.num_actions,):
-        raise ValueError(
-            f"lab {lab.name!r}: the rewards must have shape ({lab.num_actions},), one per "
-            f"action; the functions produced {tuple(r.shape)}"
-        )
-    return r
+        return lab_rewards(lab, fns, _OPS).detach()
 
 
 def rewards(name: str, *, functions: Any = None) -> np.ndarray:
