@@ -347,3 +347,22 @@ def test_any_python_real_is_a_hyper_parameter_in_both_twins(x64):
     np.testing.assert_allclose(np.asarray(got), twin.numpy(), rtol=1e-7)
     np.testing.assert_allclose(np.asarray(got), [0.75, 0.25], rtol=1e-7)
     np.testing.assert_array_equal(np.asarray(mask), [False, True, True, True, False])
+
+
+def test_traced_hyper_parameters_match_python_floats():
+    """Real hyper-parameters first seen inside a user's jit give the Python float's answer."""
+    rng = np.random.default_rng(1)
+    p, c = rng.integers(0, 7, size=12) / 6, rng.choice(np.array([-3, 4, 2**40]), size=12)
+    v, answers = rng.random(12) < 0.7, rng.integers(0, 4, size=(12, 6))
+    fmt = rng.random((12, 6)) < 0.5
+
+    def calls(strength, low, high, alpha):
+        return (
+            zero_jax.challenger_rewards(p, c, v, strength),
+            zero_jax.curriculum_mask(p, low, high),
+            zero_jax.solver_rewards(answers, fmt, 4, alpha),
+        )
+
+    got = jax.jit(calls)(0.3, 0.25, 0.5, 0.6)
+    for a, b in zip(got, calls(0.3, 0.25, 0.5, 0.6), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-14, atol=1e-15)
