@@ -33,3 +33,12 @@ def test_every_docs_page_is_linked_from_the_readme():
     linked = set(re.findall(r"\]\((docs/[^)#\s]+)\)", readme))
     pages = {str(p.relative_to(ROOT)) for p in PAGES[1:]}
     assert pages <= linked, pages - linked
+
+
+def test_every_public_function_has_a_place_in_the_test_map():
+    from zero_contracts import CONTRACTS
+
+    text = (ROOT / "parity_tests" / "README.md").read_text(encoding="utf-8")
+    table = text.split("<!-- function map", 1)[1]
+    missing = [name for name in CONTRACTS if f"`{name}`" not in table]
+    assert not missing, missing
