@@ -603,15 +603,32 @@ REVIEWED_ARITHMETIC = {
         "start + size",
         "n % num_generations",
         "len(self.texts) // self.num_generations",
+        "groups.start * size",  # Batch.part: group indices -> completion indices
+        "groups.stop * size",
     },
-    "challenger.py": {"int(clusters.max()) + 1"},
+    "challenger.py": {"int(clusters.max()) + 1", "valid & mine"},  # well-formed and ours
+    "proposer.py": {"valid & mine"},
     "solver.py": {
         "size + 1",  # the label appended G + 1 times (a count)
         "keep & np.asarray(inside, dtype=bool)",  # a gate: answered and inside the band
+        # the groups a process's slice overlaps, and the slice inside them
+        "part.start // size",
+        "-(-part.stop // size)",
+        "-part.stop // size",
+        "-part.stop",
+        "first * size",
+        "part.start - offset",
+        "part.stop - offset",
     },
-    "trl.py": {"rewards.numel() % g", "count % g"},
+    "trl.py": {
+        "rewards.numel() % g",
+        "count % g",
+        "len(completions) % current",  # a group split between processes
+        "[None] * world",  # all_gather_object's output list
+        "start + len(shares[rank][1])",  # this process's slice of the gathered batch
+    },
     "tunix.py": {"r.size % g"},
-    "votes.py": {"self.prefix + name"},  # a metric's logged name
+    "votes.py": {"prefix + name"},  # a metric's logged name
 }
 #: Array functions zero_stacks may call: building, selecting and converting arrays
 #: (``isnan``: which of TRL's rewards are None, the mask handed to the library).
