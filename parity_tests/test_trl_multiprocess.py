@@ -34,9 +34,9 @@ from . import trl_multiprocess_child as child  # noqa: E402
 pytestmark = pytest.mark.alone
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT = 300
+TIMEOUT = 300  # seconds for both children together (about 40 s on an idle machine)
 #: TTRL's diagnostics of the whole batch (the others are logged per completion)
-WHOLE_BATCH = {"label_accuracy", "reward_accuracy", "majority_ratio", "maj"}  # seconds for both children together (about 30 s on an idle machine)
+WHOLE_BATCH = {"label_accuracy", "reward_accuracy", "majority_ratio", "maj"}
 
 
 def _run_children(tmp_path: Path) -> list[str]:
@@ -96,7 +96,7 @@ def test_two_trl_processes_give_one_process_rewards(tmp_path):
             {
                 "answer": a["answer"] + b["answer"],
                 "completion_ids": a["completion_ids"] + b["completion_ids"],
-                "log_metric": lambda k, v: logged.setdefault(k, []).append(v),
+                "log_metric": lambda k, v, logged=logged: logged.setdefault(k, []).append(v),
             },
         )
         where = f"{a['name']} ({a['mode']})"

@@ -129,7 +129,8 @@ def main() -> None:
         fn.__name__ = name
         return fn
 
-    data = {"prompt": PROMPTS, "answer": [str(int(p.split()[2]) + int(p.split()[4])) for p in PROMPTS]}
+    answers = [str(int(p.split()[2]) + int(p.split()[4])) for p in PROMPTS]
+    data = {"prompt": PROMPTS, "answer": answers}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         args = GRPOConfig(
