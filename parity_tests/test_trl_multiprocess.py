@@ -132,3 +132,43 @@ def test_a_split_group_without_a_process_group_says_what_to_change():
     reward = zt.SolverReward(4)
     with pytest.raises(ValueError, match=r"split between processes.*init_process_group"):
         reward(["p"] * 6, ["\\boxed{1}"] * 6, log_metric=Trainer()._log_metric)
+
+
+def _docs_block() -> str:
+    text = (ROOT / "docs" / "stacks.md").read_text(encoding="utf-8")
+    section = text[text.index("## TRL: several processes") :]
+    start = section.index("```python\n") + len("```python\n")
+    return section[start : section.index("```", start)]
+
+
+def test_the_docs_multi_process_recipe_runs_as_written(tmp_path):
+    """docs/stacks.md's two-process TRL script, as written, run as two plain processes
+    (``python train.py RANK RENDEZVOUS``): both train and print the same first-step
+    parse rate and reward, which TRL averaged over both processes."""
+    (tmp_path / "train.py").write_text(_docs_block())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
+           "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}  # fmt: skip
+    children = [
+        subprocess.Popen(
+            [sys.executable, "train.py", str(rank), str(tmp_path / "rendezvous")],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True,
+        )
+        for rank in range(2)
+    ]  # fmt: skip
+    logs = []
+    try:
+        for proc in children:
+            out, _ = proc.communicate(timeout=TIMEOUT)
+            logs.append(out)
+    finally:
+        for proc in children:  # only the processes this test started, by PID
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+    for proc, log in zip(children, logs, strict=False):
+        assert proc.returncode == 0, log[-4000:]
+    last = [log.strip().splitlines()[-1].split() for log in logs]
+    assert [words[0] for words in last] == ["0", "1"], logs
+    assert last[0][1:] == last[1][1:] and last[0][1:3] == ["parse", "rate"], last
+    assert 0.0 <= float(last[0][3]) <= 1.0 and 0.0 <= float(last[0][5]) <= 1.0
