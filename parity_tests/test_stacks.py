@@ -1230,3 +1230,36 @@ def test_async_callables_give_the_library_s_numbers(monkeypatch):
         assert asyncio.run(reward(["a", "b"], texts)) == plain(["a", "b"], texts)
         assert pickle.loads(pickle.dumps(plain)) is not None
         assert type(copy.deepcopy(reward)) is type(reward)
+
+
+def test_a_share_that_cannot_be_sent_is_an_error_on_every_process(monkeypatch):
+    """An error building a process's share is raised after the gather, on every process
+    (none is left waiting in a collective): here, and where the other process failed."""
+    trainer = _GRPOTrainer(4, 4)
+    call = {"prompts": ["p"] * 2, "log_metric": trainer._log_metric}
+    dist = _TwoProcesses(0, (["p"] * 2, ["\\boxed{1}"] * 2, {}))
+    monkeypatch.setattr(ztrl, "distributed", dist)
+    with pytest.raises(ValueError, match="process 0 could not pass its completions"):
+        ztrl.SolverReward(4)(completions=3, **call)  # not a list
+    assert dist.gathers == 1
+    dist.other = TypeError("completions[1] ...")
+    with pytest.raises(ValueError, match="process 1 could not pass its completions"):
+        ztrl.SolverReward(4)(completions=["\\boxed{1}"] * 2, **call)
+    assert dist.gathers == 2
+    # rewards of each completion alone gather nothing
+    assert ztrl.OverlongPenalty(4, 2)(completions=["a"] * 2, completion_ids=[[1]] * 2, **call)
+    assert ztrl.CoderReward(execute_fn, 4)(completions=["ab"] * 2, **call)
+    assert dist.gathers == 2
+
+
+def test_unscored_option():
+    texts = ["x", "y", "\\boxed{1}", "\\boxed{1}"]
+    assert ztrl.SolverReward(2, unscored=None)(["p", "p", "q", "q"], texts) == [
+        None, None, 1.0, 1.0,
+    ]  # fmt: skip
+    assert ztrl.SolverReward(2)(["p", "p", "q", "q"], texts) == [0.0, 0.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="unscored=None.*needs a number"):
+        ztunix.SolverReward(2, unscored=None)
+    for bad in (1.0, True, "0"):
+        with pytest.raises(ValueError, match="unscored must be 0.0 or None"):
+            ztrl.SolverReward(2, unscored=bad)
