@@ -16,6 +16,7 @@ import sys
 import warnings
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -428,8 +429,10 @@ def test_a_malformed_duplicate_stays_out_of_the_valid_questions_cluster(stack, l
     ]
 
     def logprobs(questions, hints):  # delta = 0 for every well-formed proposal
-        return np.zeros((len(questions), 3)), np.zeros((len(questions), 3)), np.ones(
-            (len(questions), 3), dtype=bool
+        return (
+            np.zeros((len(questions), 3)),
+            np.zeros((len(questions), 3)),
+            np.ones((len(questions), 3), dtype=bool),
         )
 
     # G-Zero: delta - share for a well-formed proposal, -1 - share for a malformed one
@@ -603,15 +606,32 @@ REVIEWED_ARITHMETIC = {
         "start + size",
         "n % num_generations",
         "len(self.texts) // self.num_generations",
+        "groups.start * size",  # Batch.part: group indices -> completion indices
+        "groups.stop * size",
     },
-    "challenger.py": {"int(clusters.max()) + 1"},
+    "challenger.py": {"int(clusters.max()) + 1", "valid & mine"},  # well-formed and ours
+    "proposer.py": {"valid & mine"},
     "solver.py": {
         "size + 1",  # the label appended G + 1 times (a count)
         "keep & np.asarray(inside, dtype=bool)",  # a gate: answered and inside the band
+        # the groups a process's slice overlaps, and the slice inside them
+        "part.start // size",
+        "-(-part.stop // size)",
+        "-part.stop // size",
+        "-part.stop",
+        "first * size",
+        "part.start - offset",
+        "part.stop - offset",
     },
-    "trl.py": {"rewards.numel() % g", "count % g"},
+    "trl.py": {
+        "rewards.numel() % g",
+        "count % g",
+        "len(completions) % current",  # a group split between processes
+        "[None] * world",  # all_gather_object's output list
+        "start + len(shares[rank][1])",  # this process's slice of the gathered batch
+    },
     "tunix.py": {"r.size % g"},
-    "votes.py": {"self.prefix + name"},  # a metric's logged name
+    "votes.py": {"prefix + name"},  # a metric's logged name
 }
 #: Array functions zero_stacks may call: building, selecting and converting arrays
 #: (``isnan``: which of TRL's rewards are None, the mask handed to the library).
@@ -919,8 +939,10 @@ def test_trl_bfloat16_logprobs_give_the_tunix_twin_s_rewards():
     rewarded like any float: the same values give the same rewards in both stacks."""
     import jax.numpy as jnp
 
-    texts = ["<question>What is 1+1?</question><hint>add them</hint>",
-             "<question>Name a colour</question><hint>sky</hint>"]
+    texts = [
+        "<question>What is 1+1?</question><hint>add them</hint>",
+        "<question>Name a colour</question><hint>sky</hint>",
+    ]
     gen = torch.Generator().manual_seed(3)
     base, hinted = (torch.randn(2, 5, generator=gen).bfloat16() for _ in range(2))
     mask = torch.ones(2, 5, dtype=torch.bool)
@@ -934,8 +956,10 @@ def test_trl_bfloat16_logprobs_give_the_tunix_twin_s_rewards():
 def test_invalid_data_raises_the_same_error_in_both_stacks(stack, lib):
     """Tunix's reward manager sums rewards with nansum, so a NaN reward would become an
     ordinary 0.0: the Tunix rewards raise on invalid data, as the TRL ones do."""
-    texts = ["<question>What is 1+1?</question><hint>add them</hint>",
-             "<question>Name a colour</question><hint>sky</hint>"]
+    texts = [
+        "<question>What is 1+1?</question><hint>add them</hint>",
+        "<question>Name a colour</question><hint>sky</hint>",
+    ]
 
     def logprobs(questions, hints):
         base = np.full((len(questions), 3), -1.0)
@@ -980,8 +1004,10 @@ def test_trl_rewards_vote_over_the_trainer_s_eval_groups():
     assert four(**call) == by_four  # training: groups of num_generations
     trainer.model.training = False
     assert four(**call) == by_eight  # evaluation: groups of num_generations_eval
-    with pytest.raises(ValueError, match="num_generations=8 given to the reward differs from "
-                                         "GRPOConfig.num_generations=4"):
+    with pytest.raises(
+        ValueError,
+        match="num_generations=8 given to the reward differs from GRPOConfig.num_generations=4",
+    ):
         eight(**call)
 
 
@@ -992,14 +1018,22 @@ def test_trl_vote_diagnostics_in_smaller_eval_groups_count_every_reply():
     trainer.model.training = False
     completions = ["\\boxed{1}", "\\boxed{2}"] * 4
     votes = ztrl.VoteDiagnostics(4, trained=3)
-    votes(prompts=["a", "a", "b", "b", "c", "c", "d", "d"], completions=completions,
-          log_metric=trainer._log_metric, answer=["1"] * 8)
+    votes(
+        prompts=["a", "a", "b", "b", "c", "c", "d", "d"],
+        completions=completions,
+        log_metric=trainer._log_metric,
+        answer=["1"] * 8,
+    )
     logged = dict(trainer.logged)
     assert logged["votes/maj@2"] == 1.0 and logged["votes/majority_ratio"] == 0.5
     assert logged["votes/label_accuracy"] == 1.0 and logged["votes/reward_accuracy"] == 1.0
     trainer.model.training, trainer.logged = True, []
-    votes(prompts=["a"] * 4 + ["b"] * 4, completions=completions,
-          log_metric=trainer._log_metric, answer=["1"] * 8)
+    votes(
+        prompts=["a"] * 4 + ["b"] * 4,
+        completions=completions,
+        log_metric=trainer._log_metric,
+        answer=["1"] * 8,
+    )
     assert "votes/maj@3" in dict(trainer.logged)  # training: trained as given
 
 
@@ -1075,3 +1109,157 @@ def test_coder_scores_may_be_none_where_they_are_not_read(stack, lib):
     np.testing.assert_array_equal(got, [-0.15, 1.75])
     with pytest.raises(TypeError):
         stack.CoderReward(lambda codes: [(True, None, 0.5, False)] * 2, 2)(["a", "a"], ["c"] * 2)
+
+
+class _TwoProcesses:
+    """``torch.distributed`` as one process of two sees it (this process is ``rank``):
+    ``all_gather_object`` hands back ``other``'s share beside this process's."""
+
+    def __init__(self, rank: int, other: tuple) -> None:
+        self.rank, self.other, self.gathers = rank, other, 0
+
+    def is_available(self) -> bool:
+        return True
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def get_world_size(self) -> int:
+        return 2
+
+    def get_rank(self) -> int:
+        return self.rank
+
+    def all_gather_object(self, out: list, share: object) -> None:
+        self.gathers += 1
+        out[self.rank], out[1 - self.rank] = share, self.other
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_every_number_is_one_the_library_returned_on_several_processes(rank, monkeypatch):
+    """The TRL rewards' multi-process path (one gather, the whole batch, this process's
+    slice) and the diagnostics they log: with the library's functions replaced by ones
+    returning random numbers, a process's rewards are that process's slice of exactly
+    what the library returned (None where ``unscored=None`` leaves a group unscored), and
+    every logged share is one the library returned."""
+    returned: dict[str, Any] = {}
+
+    def fake(name):
+        real = getattr(zero_torch, name)
+
+        def fn(*args, **kwargs):
+            out = real(*args, **kwargs)
+            rng = np.random.default_rng(len(returned))
+            if isinstance(out, tuple):  # consensus: keep the labels, replace the shares
+                out = (out[0], torch.from_numpy(rng.random(tuple(out[1].shape))))
+            else:
+                out = torch.from_numpy(rng.random(tuple(out.shape)))
+            returned[name] = out
+            return out
+
+        return fn
+
+    for name in ("pseudo_rewards", "consensus", "challenger_rewards"):
+        monkeypatch.setattr(zero_torch, name, fake(name))
+    # the whole batch: three groups of 4, this process's 6 completions and the other's
+    prompts = ["p"] * 4 + ["q"] * 4 + ["r"] * 4
+    texts = ["\\boxed{1}", "\\boxed{2}", "\\boxed{1}", "x", "y", "z", "w", "v"] + [
+        "\\boxed{3}"
+    ] * 4  # the middle group (split between the processes) has no answer
+    answer = ["1"] * 12
+    part = slice(6 * rank, 6 * rank + 6)
+    other = slice(6 - 6 * rank, 12 - 6 * rank)
+    share = (prompts[other], texts[other], {"answer": answer[other]})
+    dist = _TwoProcesses(rank, share)
+    monkeypatch.setattr(ztrl, "distributed", dist)
+    trainer = _GRPOTrainer(4, 4)
+    call = {"prompts": prompts[part], "completions": texts[part], "answer": answer[part],
+            "log_metric": trainer._log_metric}  # fmt: skip
+    # the library is called on the groups this process's completions belong to (0, 1 or
+    # 1, 2), of which they are entries 0-5 or 2-7
+    mine = slice(2 * rank, 2 * rank + 6)
+    gate = np.repeat([True, False, True], 4)[4 * rank : 4 * rank + 8]
+
+    got = ztrl.SolverReward(4, unscored=None, truth_column="answer")(**call)
+    assert dist.gathers == 1
+    want = returned["pseudo_rewards"].numpy().ravel()
+    assert got == [float(v) if k else None for v, k in zip(want, gate, strict=True)][mine]
+    shares = np.repeat(returned["consensus"][1].numpy(), 4)[mine]
+    logged = [v for n, v in trainer.logged if n == "zero_solver/vote_share"]
+    assert logged == [float(v) for v in shares]
+    truth = [n for n, _ in trainer.logged if n.startswith("zero_solver/label")]
+    assert truth == (["zero_solver/label_accuracy"] if rank == 0 else [])  # logged once
+
+    questions = [f"<question>q{i % 5}</question> \\boxed{{1}}" for i in range(12)]
+    dist.other = (prompts[other], questions[other], {})
+    trainer.logged.clear()
+    got = ztrl.ChallengerReward(solver_fn, 4, num_samples=3)(
+        prompts=prompts[part], completions=questions[part], log_metric=trainer._log_metric
+    )
+    np.testing.assert_array_equal(got, returned["challenger_rewards"].numpy()[part])
+    logged = [v for n, v in trainer.logged if n == "zero_challenger/solver_share"]
+    assert logged == [float(v) for v in returned["consensus"][1].numpy()]  # its 6 questions
+
+
+def test_async_callables_give_the_library_s_numbers(monkeypatch):
+    """An async solver / logprobs / execute makes an async TRL reward whose numbers are
+    the library's, as with the plain callable."""
+    import asyncio
+
+    async def solver(questions, k):
+        return solver_fn(questions, k)
+
+    async def logprobs(questions, hints):
+        return logprobs_fn(questions, hints)
+
+    async def execute(codes):
+        return execute_fn(codes)
+
+    questions = ["<question>What is 1+1?</question> \\boxed{2}", "<question>2+2?</question>"]
+    proposals = ["<question>q</question><hint>h</hint>", "<question>r</question>"]
+    pairs = [
+        (
+            ztrl.ChallengerReward(solver, 1, num_samples=3),
+            ztrl.ChallengerReward(solver_fn, 1, num_samples=3),
+            questions,
+        ),
+        (ztrl.ProposerReward(logprobs, 1), ztrl.ProposerReward(logprobs_fn, 1), proposals),
+        (ztrl.CoderReward(execute, 1), ztrl.CoderReward(execute_fn, 1), ["ab", "c"]),
+    ]
+    for reward, plain, texts in pairs:
+        assert asyncio.run(reward(["a", "b"], texts)) == plain(["a", "b"], texts)
+        assert pickle.loads(pickle.dumps(plain)) is not None
+        assert type(copy.deepcopy(reward)) is type(reward)
+
+
+def test_a_share_that_cannot_be_sent_is_an_error_on_every_process(monkeypatch):
+    """An error building a process's share is raised after the gather, on every process
+    (none is left waiting in a collective): here, and where the other process failed."""
+    trainer = _GRPOTrainer(4, 4)
+    call = {"prompts": ["p"] * 2, "log_metric": trainer._log_metric}
+    dist = _TwoProcesses(0, (["p"] * 2, ["\\boxed{1}"] * 2, {}))
+    monkeypatch.setattr(ztrl, "distributed", dist)
+    with pytest.raises(ValueError, match="process 0 could not pass its completions"):
+        ztrl.SolverReward(4)(completions=3, **call)  # not a list
+    assert dist.gathers == 1
+    dist.other = TypeError("completions[1] ...")
+    with pytest.raises(ValueError, match="process 1 could not pass its completions"):
+        ztrl.SolverReward(4)(completions=["\\boxed{1}"] * 2, **call)
+    assert dist.gathers == 2
+    # rewards of each completion alone gather nothing
+    assert ztrl.OverlongPenalty(4, 2)(completions=["a"] * 2, completion_ids=[[1]] * 2, **call)
+    assert ztrl.CoderReward(execute_fn, 4)(completions=["ab"] * 2, **call)
+    assert dist.gathers == 2
+
+
+def test_unscored_option():
+    texts = ["x", "y", "\\boxed{1}", "\\boxed{1}"]
+    assert ztrl.SolverReward(2, unscored=None)(["p", "p", "q", "q"], texts) == [
+        None, None, 1.0, 1.0,
+    ]  # fmt: skip
+    assert ztrl.SolverReward(2)(["p", "p", "q", "q"], texts) == [0.0, 0.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="unscored=None.*needs a number"):
+        ztunix.SolverReward(2, unscored=None)
+    for bad in (1.0, True, "0"):
+        with pytest.raises(ValueError, match="unscored must be 0.0 or None"):
+            ztrl.SolverReward(2, unscored=bad)

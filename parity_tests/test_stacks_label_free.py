@@ -519,6 +519,9 @@ def test_vote_diagnostics_with_trl_calculate_rewards():
         got.numpy(), [[1.0, 0.0, 0.0], [0.0, -0.5, 0.0], [1.0, 0.0, 0.0], [1.0, -1.0, 0.0]]
     )
     assert dict(trainer._pending_metrics) == {
+        # the solver's own diagnostics, one value per completion (TRL averages them)
+        "zero_solver/parse_rate": [1.0, 1.0, 1.0, 1.0],
+        "zero_solver/vote_share": [0.5, 0.5, 1.0, 1.0],
         "votes/label_accuracy": [0.5],
         "votes/reward_accuracy": [0.5],
         "votes/majority_ratio": [0.75],

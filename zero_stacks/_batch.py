@@ -165,3 +165,20 @@ class Batch:
                 f"column {name!r} has {len(values)} entries but completions has {len(self.texts)}"
             )
         return _constant_groups(values, self.num_generations, f"column {name!r}")
+
+    def part(self, groups: slice) -> Batch:
+        """The batch of the groups ``groups`` (a slice of group indices, step 1): their
+        texts, and every column of one value per completion cut the same way (other
+        entries, such as TRL's ``log_metric``, are kept)."""
+        size = self.num_generations
+        cut = slice(groups.start * size, groups.stop * size)
+        n = len(self.texts)
+        columns = {
+            name: value[cut]
+            if isinstance(value, (Sequence, np.ndarray))
+            and not isinstance(value, (str, bytes))
+            and len(value) == n
+            else value
+            for name, value in self.columns.items()
+        }
+        return Batch(self.texts[cut], size, columns)

@@ -12,7 +12,9 @@ or another such object; not a lambda).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+import inspect
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,7 +23,53 @@ from zero_stacks._backend import Backend, floats
 from zero_stacks._batch import Batch, resolve_num_generations
 from zero_stacks._checks import check_count
 
-__all__ = ["Batch", "StackReward"]
+__all__ = ["Batch", "StackReward", "Steps", "is_async", "run_steps", "run_steps_async"]
+
+#: A reward's work as a generator: it yields ``(callable, args)`` where it needs a
+#: callable of yours (a solver, ``logprobs``, ``execute``) and is sent its result, so
+#: that one body serves a plain callable (:func:`run_steps`) and an ``async`` one
+#: (:func:`run_steps_async`, awaited in the stack's event loop).
+Steps = Generator[tuple[Callable[..., Any], tuple[Any, ...]], Any, Any]
+
+
+def is_async(fn: object) -> bool:
+    """Whether calling ``fn`` returns a coroutine (an ``async def`` function, or an
+    object whose ``__call__`` is one), as TRL's ``is_async_callable`` reads it."""
+    return inspect.iscoroutinefunction(fn) or (
+        callable(fn) and inspect.iscoroutinefunction(fn.__call__)
+    )
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def run_steps(steps: Steps) -> Any:
+    """Run ``steps`` calling each requested callable; an awaitable it returns (an
+    ``async`` callable given to a stack that calls rewards synchronously, as Tunix
+    does) is run to completion with :func:`asyncio.run`."""
+    try:
+        fn, args = next(steps)
+        while True:
+            out = fn(*args)
+            if inspect.isawaitable(out):
+                out = asyncio.run(_awaited(out))
+            fn, args = steps.send(out)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def run_steps_async(steps: Steps) -> Any:
+    """Run ``steps`` in the running event loop, awaiting what the callables return."""
+    try:
+        fn, args = next(steps)
+        while True:
+            out = fn(*args)
+            if inspect.isawaitable(out):
+                out = await out
+            fn, args = steps.send(out)
+    except StopIteration as stop:
+        return stop.value
 
 
 class StackReward:
@@ -80,8 +128,32 @@ class StackReward:
         completions: Sequence[Any],
         num_generations: int | None = None,
         **kwargs: Any,
-    ) -> list[float]:
-        return floats(self.compute(self.batch(prompts, completions, num_generations, kwargs)))
+    ) -> list[float | None]:
+        return run_steps(self.steps(prompts, completions, num_generations, kwargs))  # type: ignore[no-any-return]
+
+    def steps(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        num_generations: int | None,
+        columns: Mapping[str, Any],
+    ) -> Steps:
+        """One call as :data:`Steps`: check the batch, compute, return the list."""
+        batch = self.batch(prompts, completions, num_generations, columns)
+        values = yield from self.compute_steps(batch, slice(0, len(batch.texts)))
+        return self.finish(values)
+
+    def compute_steps(self, batch: Batch, part: slice) -> Steps:
+        """The rewards of the completions ``batch.texts[part]`` (float ``[len]``), as
+        :data:`Steps`; the batch is the call's, or, on several processes, the global
+        batch the processes' calls make together, of which ``part`` is this
+        process's.  Default: :meth:`compute` of the whole batch, sliced."""
+        return np.asarray(self.compute(batch)).reshape(-1)[part]
+        yield  # pragma: no cover  (a generator with no request)
+
+    def finish(self, values: Any) -> list[float | None]:
+        """The list the stack receives from :meth:`compute_steps`' result."""
+        return floats(values)  # type: ignore[return-value]
 
     def batch(
         self,
@@ -94,7 +166,7 @@ class StackReward:
         size = resolve_num_generations(
             self.num_generations, num_generations, None if self.grouped else 1
         )
-        return Batch.check(prompts, completions, size, columns)
+        return Batch.check(prompts, completions, size if self.grouped else 1, columns)
 
     def compute(self, batch: Batch) -> np.ndarray:
         """float ``[B, G]`` (or ``[B * G]``) rewards of a checked batch."""

@@ -10,6 +10,7 @@ import numpy as np
 
 import zero_text
 from zero_stacks._answers import Equivalence, cluster_keys, online_answers
+from zero_stacks._backend import floats
 from zero_stacks._batch import Batch
 from zero_stacks._checks import (
     check_answer_options,
@@ -17,7 +18,7 @@ from zero_stacks._checks import (
     check_count,
     check_threshold,
 )
-from zero_stacks.base import StackReward
+from zero_stacks.base import StackReward, Steps, run_steps
 
 __all__ = ["ChallengerReward", "Solver"]
 
@@ -25,8 +26,7 @@ __all__ = ["ChallengerReward", "Solver"]
 Solver = Callable[[list[str], int], Sequence[Sequence[str]]]
 
 
-def _replies(solver: Solver, questions: list[str], k: int) -> list[list[str]]:
-    replies = solver(questions, k)
+def _replies(replies: object, questions: list[str], k: int) -> list[list[str]]:
     if isinstance(replies, (str, bytes)) or not isinstance(replies, Sequence):
         raise TypeError(
             f"solver must return a list of {len(questions)} lists of {k} replies, "
@@ -112,14 +112,24 @@ class ChallengerReward(StackReward):
         )
 
     def compute(self, batch: Batch) -> np.ndarray:
+        return np.asarray(run_steps(self.compute_steps(batch, slice(0, len(batch.texts)))))
+
+    def compute_steps(self, batch: Batch, part: slice) -> Steps:
+        """The rewards of ``batch.texts[part]``: BLEU clusters over the whole batch, the
+        solver asked about the well-formed questions of ``part`` only (a reward depends
+        on its own question's consistency, and on the others only through clusters)."""
         texts = list(batch.texts)
         valid = zero_text.r_zero_challenger_format_ok(texts)
         questions = cluster_keys(texts, valid)
         clusters, _ = zero_text.bleu_clusters(questions, threshold=self.threshold)
         consistency = np.zeros(len(texts), dtype=np.float64)
-        asked = np.flatnonzero(valid)
+        mine = np.zeros(len(texts), dtype=bool)
+        mine[part] = True
+        asked = np.flatnonzero(valid & mine)
         if asked.size:
-            rows = _replies(self.solver, [questions[i] for i in asked], self.num_samples)
+            sent = [questions[i] for i in asked]
+            replies = yield self.solver, (sent, self.num_samples)
+            rows = _replies(replies, sent, self.num_samples)
             answers = online_answers(
                 rows,
                 self.unparseable,
@@ -129,13 +139,18 @@ class ChallengerReward(StackReward):
             )
             _, share = self.run("consensus", answers.ids, answers.num_answers)
             consistency[asked] = np.where(answers.answered, share, np.zeros_like(share))
-        return np.asarray(
-            self.run(
-                "challenger_rewards",
-                consistency,
-                clusters,
-                valid,
-                self.strength,
-                num_clusters=int(clusters.max()) + 1,
-            )
+        rewards = self.run(
+            "challenger_rewards",
+            consistency,
+            clusters,
+            valid,
+            self.strength,
+            num_clusters=int(clusters.max()) + 1,
         )
+        log = batch.columns.get("log_metric")
+        if callable(log):
+            for flag in valid[part]:
+                log("zero_challenger/format_rate", float(flag))
+            for value in floats(consistency[asked]):
+                log("zero_challenger/solver_share", value)
+        return np.asarray(rewards)[part]

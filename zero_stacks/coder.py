@@ -9,7 +9,7 @@ import numpy as np
 
 from zero_stacks._batch import Batch
 from zero_stacks._checks import check_callable
-from zero_stacks.base import StackReward
+from zero_stacks.base import StackReward, Steps, run_steps
 
 __all__ = ["CoderFeedback", "CoderReward", "Execute"]
 
@@ -61,10 +61,13 @@ class CoderReward(StackReward):
     returns one :class:`CoderFeedback` (or a mapping / 4-tuple with its fields)
     per completion.  The reward is :func:`coder_rewards` of those fields:
     ``1 + easy + min(c, 1 - c)`` when executed, ``-0.1`` otherwise, and ``-0.05``
-    more for a syntax error.
+    more for a syntax error.  ``execute`` may be ``async``: in TRL the reward is then
+    an async reward function.  Each completion is scored alone (the reward takes any
+    number of completions; ``num_generations`` is only checked against the stack's).
     """
 
     __name__ = "zero_coder"
+    grouped = False
 
     execute: Execute
 
@@ -73,8 +76,11 @@ class CoderReward(StackReward):
         self._set(execute=check_callable(execute, "execute", "(codes) -> feedback"))
 
     def compute(self, batch: Batch) -> np.ndarray:
-        texts = list(batch.texts)
-        items = self.execute(texts)
+        return np.asarray(run_steps(self.compute_steps(batch, slice(0, len(batch.texts)))))
+
+    def compute_steps(self, batch: Batch, part: slice) -> Steps:
+        texts = list(batch.texts[part])
+        items = yield self.execute, (texts,)
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
             raise TypeError(f"execute must return a list, got {type(items).__name__}")
         if len(items) != len(texts):

@@ -12,7 +12,7 @@ import zero_text
 from zero_stacks._answers import cluster_keys
 from zero_stacks._batch import Batch
 from zero_stacks._checks import check_callable, check_threshold
-from zero_stacks.base import StackReward
+from zero_stacks.base import StackReward, Steps, run_steps
 
 __all__ = ["LogProbs", "ProposerReward"]
 
@@ -42,6 +42,10 @@ class ProposerReward(StackReward):
     ``hint -> int``) replaces the count, e.g. with a tokenizer's, but the target
     200 and the slope stay the library's.  ``count_tokens`` is an older name of
     ``hint_length``.
+
+    ``logprobs`` may be ``async``: in TRL the reward is then an async reward
+    function.  Where the stack passes ``log_metric`` (TRL), the reward logs
+    ``zero_proposer/format_rate``.
     """
 
     __name__ = "zero_proposer"
@@ -69,6 +73,11 @@ class ProposerReward(StackReward):
         self._set(logprobs=logprobs, hint_length=hint_length, threshold=check_threshold(threshold))
 
     def compute(self, batch: Batch) -> np.ndarray:
+        return np.asarray(run_steps(self.compute_steps(batch, slice(0, len(batch.texts)))))
+
+    def compute_steps(self, batch: Batch, part: slice) -> Steps:
+        """The rewards of ``batch.texts[part]``: BLEU shares over the whole batch,
+        ``logprobs`` asked about the well-formed proposals of ``part`` only."""
         texts = list(batch.texts)
         valid = zero_text.g_zero_proposer_format_ok(texts)
         questions = cluster_keys(texts, valid)
@@ -76,9 +85,11 @@ class ProposerReward(StackReward):
         _, shares = zero_text.bleu_clusters(questions, threshold=self.threshold)
         delta = np.zeros(len(texts), dtype=np.float64)
         lengths = np.zeros(len(texts), dtype=np.int64)
-        asked = np.flatnonzero(valid)
+        mine = np.zeros(len(texts), dtype=bool)
+        mine[part] = True
+        asked = np.flatnonzero(valid & mine)
         if asked.size:
-            out = self.logprobs([questions[i] for i in asked], [hints[i] for i in asked])
+            out = yield self.logprobs, ([questions[i] for i in asked], [hints[i] for i in asked])
             if not (isinstance(out, tuple) and len(out) == 3):
                 raise TypeError("logprobs must return a tuple (base_logp, hinted_logp, mask)")
             base, hinted, mask = (self.numpy(a) for a in out)
@@ -93,4 +104,9 @@ class ProposerReward(StackReward):
                 if isinstance(length, bool) or not isinstance(length, numbers.Integral):
                     raise TypeError(f"hint_length must return an int, got {length!r}")
                 lengths[i] = int(length)
-        return np.asarray(self.run("proposer_rewards", delta, lengths, shares, valid))
+        rewards = self.run("proposer_rewards", delta, lengths, shares, valid)
+        log = batch.columns.get("log_metric")
+        if callable(log):
+            for flag in valid[part]:
+                log("zero_proposer/format_rate", float(flag))
+        return np.asarray(rewards)[part]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -13,10 +13,13 @@ from zero_stacks._answers import (
     format_flags,
     frozen_answers,
     online_answers,
+    parsed,
 )
+from zero_stacks._backend import floats
 from zero_stacks._batch import Batch
 from zero_stacks._checks import check_answer_options, check_bool, check_unit
-from zero_stacks.base import StackReward
+from zero_stacks.base import StackReward, Steps
+from zero_stacks.votes import named_truth_metrics
 
 __all__ = ["SolverReward"]
 
@@ -66,11 +69,27 @@ class SolverReward(StackReward):
     labels, the ``consistency_column`` value the label was frozen with (required
     then).
 
+    ``unscored`` is what the completions of a group the reward does not score (no
+    parsed answer, or outside the band) get: ``0.0`` (default), or ``None`` in TRL,
+    which leaves them out of its group baseline and logged means, as for any reward
+    returning None.
+
+    Where the stack passes ``log_metric`` (TRL), the reward logs its diagnostics
+    under ``"zero_solver/..."``: ``parse_rate`` (share of completions with a parsed
+    answer), ``vote_share`` (the online vote's majority share), ``band_kept`` (share
+    of completions in groups inside the band, with ``band=True``) and, when
+    ``truth_column`` names a dataset column with the true answers (monitoring only;
+    never rewarded), TTRL's ``label_accuracy``, ``reward_accuracy``,
+    ``majority_ratio`` and ``maj@G`` of the online vote (:func:`vote_metrics`, as
+    :class:`VoteDiagnostics` computes them).
+
     The functions named are those of the stack's library (:mod:`zero_torch` for
     :mod:`zero_stacks.trl`, :mod:`zero_jax` for :mod:`zero_stacks.tunix`).
     """
 
     __name__ = "zero_solver"
+    #: Whether the stack takes ``None`` for a reward (TRL does, Tunix does not).
+    takes_none: ClassVar[bool] = False
 
     labels_column: str | None
     consistency_column: str | None
@@ -83,6 +102,8 @@ class SolverReward(StackReward):
     high: float
     alpha: float | None
     format: FormatCheck
+    unscored: float | None
+    truth_column: str | None
 
     def __init__(
         self,
@@ -99,6 +120,8 @@ class SolverReward(StackReward):
         high: float = 0.75,
         alpha: float | None = None,
         format: FormatCheck = "r_zero",
+        unscored: float | None = 0.0,
+        truth_column: str | None = None,
     ) -> None:
         super().__init__(num_generations)
         check_answer_options(unparseable, equivalence, timeout, processes)
@@ -111,6 +134,16 @@ class SolverReward(StackReward):
         if alpha is not None:
             alpha = check_unit(alpha, "alpha")
         format = check_format(format)
+        truth_column = _column_name(truth_column, "truth_column")
+        if unscored is None and not type(self).takes_none:
+            raise ValueError(
+                f"unscored=None: {type(self).__module__} passes rewards to a stack that "
+                "needs a number for every completion; use unscored=0.0"
+            )
+        if unscored is not None and (
+            isinstance(unscored, bool) or not isinstance(unscored, (int, float)) or unscored != 0
+        ):
+            raise ValueError(f"unscored must be 0.0 or None, got {unscored!r}")
         if band and labels_column is not None and consistency_column is None:
             raise ValueError(
                 "band=True with frozen labels (labels_column) needs consistency_column, "
@@ -128,9 +161,58 @@ class SolverReward(StackReward):
             high=high,
             alpha=alpha,
             format=format,
+            unscored=None if unscored is None else 0.0,
+            truth_column=truth_column,
         )
 
     def compute(self, batch: Batch) -> np.ndarray:
+        return self._scores(batch)[0]
+
+    def compute_steps(self, batch: Batch, part: slice) -> Steps:
+        """The rewards of ``batch.texts[part]``, from the groups it overlaps only (a
+        group's rewards depend on that group alone), and their diagnostics."""
+        size = batch.num_generations
+        first, stop = part.start // size, -(-part.stop // size)  # the groups part overlaps
+        sub = batch.part(slice(first, stop))
+        values, keep, share = self._scores(sub)
+        offset = first * size
+        mine = slice(part.start - offset, part.stop - offset)
+        kept = np.repeat(keep, size)[mine]
+        log = batch.columns.get("log_metric")
+        if callable(log):
+            self._log(log, sub, mine, kept, share)
+            if self.truth_column is not None and part.start == 0:  # once, whole batch
+                named = named_truth_metrics(self, batch, self.truth_column, None, "zero_solver/")
+                for name, value in named.items():
+                    log(name, value)
+        return values.reshape(-1)[mine], kept
+        yield  # pragma: no cover  (no callable to request)
+
+    def _log(
+        self, log: Any, sub: Batch, mine: slice, kept: np.ndarray, share: np.ndarray | None
+    ) -> None:
+        """Per-completion diagnostics of ``sub.texts[mine]``; the stack averages them
+        (TRL: over the logging step and its processes)."""
+        size = sub.num_generations
+        for flag in parsed(sub.texts[mine], self.unparseable):
+            log("zero_solver/parse_rate", float(flag))
+        if share is not None:
+            for value in floats(np.repeat(share, size)[mine]):
+                log("zero_solver/vote_share", value)
+        if self.band:
+            for flag in kept:
+                log("zero_solver/band_kept", float(flag))
+
+    def finish(self, values: Any) -> list[float | None]:
+        scores, kept = values
+        out: list[float | None] = list(floats(scores))
+        if self.unscored is None:
+            out = [v if k else None for v, k in zip(out, kept, strict=True)]
+        return out
+
+    def _scores(self, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """float ``[B, G]`` rewards (0 in the groups not scored), bool ``[B]`` which
+        groups are scored, and the online vote share ``[B]`` (None with frozen labels)."""
         groups = batch.groups()
         if self.labels_column is None:
             answers = online_answers(
@@ -175,11 +257,12 @@ class SolverReward(StackReward):
             else:
                 scores = self._frozen_solver_rewards(ids, answers.labels, valid, num_answers)
 
+        share = None if answers.labels is not None else self.numpy(consistency)
         keep = answers.answered
         if self.band:
             inside = self.run("curriculum_mask", consistency, self.low, self.high)
             keep = keep & np.asarray(inside, dtype=bool)
-        return np.asarray(np.where(keep[:, None], scores, np.zeros_like(scores)))
+        return np.asarray(np.where(keep[:, None], scores, np.zeros_like(scores))), keep, share
 
     def _frozen_solver_rewards(
         self, ids: np.ndarray, labels: np.ndarray, valid: np.ndarray, num_answers: int

@@ -20,9 +20,19 @@ diagnostics against a truth column, logged through TRL's ``log_metric``; it
 returns zeros).  TRL does not tell
 reward functions its ``num_generations``: give the same value to the reward (inside
 a ``GRPOTrainer`` the rewards check it, and in evaluation they vote over groups of
-``num_generations_eval``, as the trainer samples them).  Online votes need each
-prompt's whole group in one call, which holds on one process; the rewards raise a
-``ValueError`` when a group is split.
+``num_generations_eval``, as the trainer samples them).
+
+On several processes TRL calls each reward with its process's slice of the batch,
+and a prompt's group may be split between processes (when
+``per_device_train_batch_size * steps_per_generation`` is not a multiple of
+``num_generations``).  Inside a ``GRPOTrainer`` with ``torch.distributed``
+initialised (as ``accelerate launch`` and ``torchrun`` do), the group rewards
+(:class:`SolverReward`, :class:`VoteDiagnostics`, :class:`ChallengerReward`,
+:class:`ProposerReward`) bring the processes' slices together with one
+``torch.distributed.all_gather_object`` per call, on every process, and return this
+process's slice of what one process would compute from the whole batch (the same
+numbers, bit for bit; a user's callable is asked only about this process's
+completions).  Without a process group a split group is a ``ValueError`` saying so.
 
 TRL computes advantages itself; :data:`TRL_PRESETS` names the
 ``zero_torch.ADVANTAGE_PRESETS`` entry that reproduces each ``scale_rewards``
@@ -36,22 +46,27 @@ TRL.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import ml_dtypes
 import numpy as np
 import torch
+from torch import distributed
 
 import zero_torch
 from zero_stacks import base, challenger, coder, overlong, proposer, solver, votes
-from zero_stacks._backend import Backend, floats
+from zero_stacks._backend import Backend
 from zero_stacks._batch import Batch
 from zero_stacks._checks import check_count
+from zero_stacks.base import Steps, is_async, run_steps_async
 from zero_stacks.coder import CoderFeedback
 
 __all__ = [
     "AGGREGATIONS",
     "BACKEND",
+    "AsyncChallengerReward",
+    "AsyncCoderReward",
+    "AsyncProposerReward",
     "RLOO_PRESET",
     "TRAINERS",
     "TRL_PRESETS",
@@ -119,10 +134,39 @@ def _trainer_group_sizes(columns: Mapping[str, Any]) -> tuple[int, int] | None:
     return train, current
 
 
+#: Entries TRL passes every reward that are no dataset column (never gathered).
+_TRL_ENTRIES = ("log_metric", "log_extra", "trainer_state", "environments")
+
+
+def _processes(columns: Mapping[str, Any]) -> int:
+    """How many processes call a reward at once: the ``torch.distributed`` world size
+    inside a ``GRPOTrainer`` (which calls every process's rewards on every step), else
+    1 (a call outside a trainer may be made on one process only)."""
+    if _trainer_group_sizes(columns) is None:
+        return 1
+    if not (distributed.is_available() and distributed.is_initialized()):
+        return 1
+    return int(distributed.get_world_size())
+
+
 class _InTrainer(base.StackReward):
     """A reward that takes its group size from the ``GRPOTrainer`` calling it, so that
     evaluation with ``num_generations_eval`` votes over each prompt's whole eval group
-    (the reward's own ``num_generations`` must equal the trainer's)."""
+    (the reward's own ``num_generations`` must equal the trainer's), and that brings the
+    processes' slices together when TRL runs on several processes."""
+
+    #: The name of the option holding a user's callable that may be ``async``.
+    user_callable: ClassVar[str | None] = None
+    #: The subclass with an ``async __call__``, built when that callable is async.
+    async_variant: ClassVar[type | None] = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        name, variant = cls.user_callable, cls.async_variant
+        if name is not None and variant is not None:
+            fn = kwargs.get(name, args[0] if args else None)
+            if is_async(fn):
+                cls = variant
+        return object.__new__(cls)
 
     def batch(
         self,
@@ -140,31 +184,146 @@ class _InTrainer(base.StackReward):
                 f"num_generations={self.num_generations} given to the reward differs from "
                 f"GRPOConfig.num_generations={train}"
             )
+        if hasattr(completions, "__len__") and len(completions) % current:
+            raise ValueError(
+                f"got {len(completions)} completions, not a multiple of num_generations="
+                f"{current}: a prompt's group is split between processes (TRL splits it when "
+                f"per_device_train_batch_size * steps_per_generation is not a multiple of "
+                f"num_generations). Initialise torch.distributed before building the trainer "
+                f"(accelerate launch and torchrun do; or torch.distributed."
+                f"init_process_group) so that the reward gathers the group, or make "
+                f"per_device_train_batch_size * steps_per_generation a multiple of "
+                f"num_generations"
+            )
         return Batch.check(prompts, completions, current, columns)
+
+    def reads(self) -> tuple[str, ...]:
+        """The dataset columns a call reads (gathered with the completions)."""
+        names = ("labels_column", "consistency_column", "truth_column")
+        return tuple(v for v in (getattr(self, n, None) for n in names) if v is not None)
+
+    def steps(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        num_generations: int | None,
+        columns: Mapping[str, Any],
+    ) -> Steps:
+        world = _processes(columns)
+        if world == 1 or not self.grouped:
+            return (yield from super().steps(prompts, completions, num_generations, columns))
+        prompts, completions, gathered, part = _gather(
+            world, prompts, completions, columns, self.reads()
+        )
+        batch = self.batch(prompts, completions, num_generations, {**columns, **gathered})
+        values = yield from self.compute_steps(batch, part)
+        return self.finish(values)
+
+
+def _gather(
+    world: int,
+    prompts: Sequence[Any],
+    completions: Sequence[Any],
+    columns: Mapping[str, Any],
+    names: tuple[str, ...],
+) -> tuple[list[Any], list[Any], dict[str, list[Any]], slice]:
+    """The whole batch of the ``world`` processes' calls, in process order (TRL's order
+    when it gathers the rewards), and this process's slice of it.  One
+    ``all_gather_object`` on every process; an error building this process's share is
+    raised on every process after it (so that none waits for a collective)."""
+    try:
+        share: Any = (
+            list(prompts),
+            list(completions),
+            {n: list(columns[n]) for n in names if n in columns and n not in _TRL_ENTRIES},
+        )
+    except Exception as exc:  # raised below, on every process, after the collective
+        share = exc
+    shares: list[Any] = [None] * world
+    distributed.all_gather_object(shares, share)
+    for rank, item in enumerate(shares):
+        if isinstance(item, BaseException):
+            raise ValueError(f"process {rank} could not pass its completions: {item!r}") from (
+                item if item is share else None
+            )
+    rank = distributed.get_rank()
+    start = sum(len(c) for _, c, _ in shares[:rank])
+    part = slice(start, start + len(shares[rank][1]))
+    gathered = {
+        n: [v for _, _, cols in shares for v in cols.get(n, [])]
+        for n in names
+        if all(n in cols for _, _, cols in shares)
+    }
+    return (
+        [p for ps, _, _ in shares for p in ps],
+        [c for _, cs, _ in shares for c in cs],
+        gathered,
+        part,
+    )
+
+
+class _Async:
+    """Mixin: an ``async __call__`` (TRL awaits such a reward in its event loop, next to
+    its other async rewards) for a reward holding an ``async`` callable."""
+
+    async def __call__(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        num_generations: int | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        steps = self.steps(prompts, completions, num_generations, kwargs)  # type: ignore[attr-defined]
+        return await run_steps_async(steps)  # type: ignore[no-any-return]
 
 
 class SolverReward(_InTrainer, solver.SolverReward):
-    """:class:`zero_stacks.solver.SolverReward` (R-Zero / MM-Zero solver) with zero_torch."""
+    """:class:`zero_stacks.solver.SolverReward` (R-Zero / MM-Zero solver) with zero_torch
+    (``unscored=None`` allowed: TRL leaves a None reward out of its baselines)."""
 
     backend = BACKEND
+    takes_none = True
 
 
 class ChallengerReward(_InTrainer, challenger.ChallengerReward):
-    """:class:`zero_stacks.challenger.ChallengerReward` (R-Zero) with zero_torch."""
+    """:class:`zero_stacks.challenger.ChallengerReward` (R-Zero) with zero_torch; with an
+    ``async`` solver it is an :class:`AsyncChallengerReward`."""
 
     backend = BACKEND
+    user_callable = "solver"
+
+
+class AsyncChallengerReward(_Async, ChallengerReward):
+    """:class:`ChallengerReward` holding an ``async`` solver: an async reward function."""
 
 
 class ProposerReward(_InTrainer, proposer.ProposerReward):
-    """:class:`zero_stacks.proposer.ProposerReward` (G-Zero) with zero_torch."""
+    """:class:`zero_stacks.proposer.ProposerReward` (G-Zero) with zero_torch; with an
+    ``async`` ``logprobs`` it is an :class:`AsyncProposerReward`."""
 
     backend = BACKEND
+    user_callable = "logprobs"
+
+
+class AsyncProposerReward(_Async, ProposerReward):
+    """:class:`ProposerReward` holding an ``async`` ``logprobs``: an async reward function."""
 
 
 class CoderReward(_InTrainer, coder.CoderReward):
-    """:class:`zero_stacks.coder.CoderReward` (MM-Zero) with zero_torch."""
+    """:class:`zero_stacks.coder.CoderReward` (MM-Zero) with zero_torch; with an ``async``
+    ``execute`` it is an :class:`AsyncCoderReward`."""
 
     backend = BACKEND
+    user_callable = "execute"
+
+
+class AsyncCoderReward(_Async, CoderReward):
+    """:class:`CoderReward` holding an ``async`` ``execute``: an async reward function."""
+
+
+ChallengerReward.async_variant = AsyncChallengerReward
+ProposerReward.async_variant = AsyncProposerReward
+CoderReward.async_variant = AsyncCoderReward
 
 
 class OverlongPenalty(_InTrainer, overlong.OverlongPenalty):
@@ -187,21 +346,19 @@ class VoteDiagnostics(_InTrainer, votes.VoteDiagnostics):
     and returns 0.0 for every completion, which changes no advantage (it adds 0
     to the weighted sum; normalised alone it is an all-equal reward, 0).  With
     ``reward_weights``, give it a weight too (any; 0.0 says what it is).
+    ``SolverReward(truth_column="answer")`` logs the same four itself; this class
+    stays for runs that want them without the solver reward.  On several processes
+    the diagnostics of the whole batch are logged once, by process 0.
     Outside a trainer, :meth:`metrics` returns them.
     """
 
     backend = BACKEND
 
-    def __call__(
-        self,
-        prompts: Any,
-        completions: Any,
-        num_generations: int | None = None,
-        **kwargs: Any,
-    ) -> list[float]:
-        batch = self.batch(prompts, completions, num_generations, kwargs)
-        self.log_through(batch, kwargs)
-        return floats(self.compute(batch))
+    def compute_steps(self, batch: Batch, part: slice) -> Steps:
+        if part.start == 0:  # the whole batch's diagnostics, logged once
+            self.log_through(batch, batch.columns)
+        return self.compute(batch)[part]
+        yield  # pragma: no cover  (no callable to request)
 
 
 #: The names earlier code calls (``solver_reward(num_generations=8, labels_column="answer")``):
@@ -333,8 +490,7 @@ def trainer_advantages(
         raise ValueError("rewards_per_func has no reward function (0 columns)")
     if count == 0 or count % g:
         raise ValueError(
-            f"rewards_per_func has {count} rows, not a positive multiple of "
-            f"num_generations={g}"
+            f"rewards_per_func has {count} rows, not a positive multiple of num_generations={g}"
         )
     rows = rewards_per_func.reshape(count, -1)
     weights = None

@@ -107,25 +107,7 @@ class VoteDiagnostics(StackReward):
     def vote_metrics(self, batch: Batch) -> VoteMetrics:
         """The library's :class:`zero_contracts.VoteMetrics` of a checked batch (NumPy
         scalars)."""
-        groups = batch.groups()
-        truths = [
-            label_text(value, b, self.truth_column, self.unparseable)
-            for b, value in enumerate(batch.column(self.truth_column))
-        ]
-        ids, num_answers = zero_text.group_answers(
-            [[*group, truth] for group, truth in zip(groups, truths, strict=True)],
-            unparseable=self.unparseable,
-            equivalence=self.equivalence,
-            timeout=self.timeout,
-            processes=self.processes,
-        )
-        size = batch.num_generations
-        answers = np.ascontiguousarray(ids[:, :size])
-        truth = np.ascontiguousarray(ids[:, size])
-        out: VoteMetrics = self.run(
-            "vote_metrics", answers, truth, num_answers, trained=self._trained(size)
-        )
-        return out
+        return truth_metrics(self, batch, self.truth_column, self._trained(batch.num_generations))
 
     def _trained(self, size: int) -> int | None:
         """``trained``, capped at the group size of an evaluation whose groups are smaller
@@ -137,17 +119,9 @@ class VoteDiagnostics(StackReward):
 
     def named(self, batch: Batch) -> dict[str, float]:
         """The four diagnostics of a checked batch by their logged names."""
-        m = self.vote_metrics(batch)
-        values = floats(
-            np.array([m.label_accuracy, m.reward_accuracy, m.majority_ratio, m.maj_at_k])
+        return named_truth_metrics(
+            self, batch, self.truth_column, self._trained(batch.num_generations), self.prefix
         )
-        names = [
-            "label_accuracy",
-            "reward_accuracy",
-            "majority_ratio",
-            f"maj@{self._trained(batch.num_generations) or batch.num_generations}",
-        ]
-        return {self.prefix + name: value for name, value in zip(names, values, strict=True)}
 
     def metrics(
         self,
@@ -173,3 +147,42 @@ class VoteDiagnostics(StackReward):
             )
         for name, value in self.named(batch).items():
             log(name, value)
+
+
+def truth_metrics(reward: Any, batch: Batch, truth_column: str, trained: int | None) -> VoteMetrics:
+    """:func:`vote_metrics` of a batch's replies against the truth column: each
+    prompt's replies and its truth grouped in one row, truth last, with ``reward``'s
+    answer options (``unparseable``, ``equivalence``, ``timeout``, ``processes``) and
+    library (``reward.run``)."""
+    groups = batch.groups()
+    truths = [
+        label_text(value, b, truth_column, reward.unparseable)
+        for b, value in enumerate(batch.column(truth_column))
+    ]
+    ids, num_answers = zero_text.group_answers(
+        [[*group, truth] for group, truth in zip(groups, truths, strict=True)],
+        unparseable=reward.unparseable,
+        equivalence=reward.equivalence,
+        timeout=reward.timeout,
+        processes=reward.processes,
+    )
+    size = batch.num_generations
+    answers = np.ascontiguousarray(ids[:, :size])
+    truth = np.ascontiguousarray(ids[:, size])
+    out: VoteMetrics = reward.run("vote_metrics", answers, truth, num_answers, trained=trained)
+    return out
+
+
+def named_truth_metrics(
+    reward: Any, batch: Batch, truth_column: str, trained: int | None, prefix: str
+) -> dict[str, float]:
+    """:func:`truth_metrics` by their logged names, ``prefix + name``."""
+    m = truth_metrics(reward, batch, truth_column, trained)
+    values = floats(np.array([m.label_accuracy, m.reward_accuracy, m.majority_ratio, m.maj_at_k]))
+    names = [
+        "label_accuracy",
+        "reward_accuracy",
+        "majority_ratio",
+        f"maj@{trained or batch.num_generations}",
+    ]
+    return {prefix + name: value for name, value in zip(names, values, strict=True)}
