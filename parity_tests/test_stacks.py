@@ -27,7 +27,7 @@ import zero_jax
 import zero_stacks
 import zero_text
 import zero_torch
-from parity_tests import oracle
+from parity_tests import cases as oracle
 from parity_tests.test_text_published import mathruler_extract_boxed_content, r_zero_vote
 from zero_contracts import VoteMetrics
 from zero_stacks import trl as ztrl
@@ -280,7 +280,7 @@ def core_solver(lib, rows, policy, *, alpha=None, labels=None, band=None, consis
         scores = agree if alpha is None else alpha * agree + weight(alpha) * flags
         p = np.asarray(consistency)
     answered = np.array([any(parsed(t, policy) for t in row) for row in rows])
-    keep = answered if band is None else answered & oracle.band(p, *band)
+    keep = answered if band is None else answered & oracle.curriculum_mask(p, *band)
     return np.where(keep[:, None], scores, 0.0)
 
 
@@ -392,7 +392,7 @@ def test_challenger_equals_core(stack, lib, policy):
     p[valid] = np.where(answered, p_valid, 0.0)
     want = core(lib, "challenger_rewards", p, clusters, valid, 1.0)
     np.testing.assert_array_equal(got, want)
-    np.testing.assert_allclose(got, oracle.challenger(p, clusters, valid), atol=1e-12)
+    np.testing.assert_allclose(got, oracle.challenger_rewards(p, clusters, valid), atol=1e-12)
     assert got[-1] == 0.0 and max(got) > 0  # output 7 is malformed
     if policy == "distinct":
         assert got[mute] == 0.0  # p = 0: 1 - 2|0 - 1/2| = 0
@@ -473,7 +473,8 @@ def test_proposer_equals_core(stack, lib):
     assert lengths.tolist() == [15, 1249, 0, 11]  # characters of the stripped hint
     want = core(lib, "proposer_rewards", delta, lengths, shares, valid)
     np.testing.assert_array_equal(got, want)
-    np.testing.assert_allclose(got, oracle.proposer(delta, lengths, shares, valid), atol=1e-12)
+    want = oracle.proposer_rewards(delta, lengths, shares, valid)
+    np.testing.assert_allclose(got, want, atol=1e-12)
     assert got[2] == -1 - shares[2]
 
 
