@@ -89,8 +89,11 @@ def vote_rewards(reward: SolverReward, texts: Sequence[str], uids: Sequence[Any]
 
     Groups need not be contiguous nor of one size (verl reorders a batch to balance
     tokens; validation may sample another ``n``): the groups of each size go to
-    ``reward`` in one call, each group's texts in the order given (ties of the vote go
-    to the answer seen first, as in R-Zero's ``Counter.most_common``)."""
+    ``reward`` in one call.  Each group votes with its texts sorted (ties of the vote
+    go to the answer seen first, as in R-Zero's ``Counter.most_common``, and "first"
+    must not depend on where verl put a response: ``balance_batch`` reorders the
+    batch, and the reward loop receives a group's responses in no defined order), so
+    a group's rewards depend only on its texts."""
     if len(texts) != len(uids):
         raise ValueError(f"got {len(texts)} texts but {len(uids)} uids")
     groups: dict[Any, list[int]] = {}
@@ -98,6 +101,7 @@ def vote_rewards(reward: SolverReward, texts: Sequence[str], uids: Sequence[Any]
         groups.setdefault(uid, []).append(i)
     by_size: dict[int, list[list[int]]] = {}
     for members in groups.values():
+        members.sort(key=lambda i: texts[i])
         by_size.setdefault(len(members), []).append(members)
     out = [0.0] * len(texts)
     for size, rows in by_size.items():

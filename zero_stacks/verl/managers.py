@@ -6,7 +6,10 @@ tokens, decoded with ``skip_special_tokens=True``), group responses by
 :class:`zero_stacks.verl.SolverReward` (zero_text + zero_torch) once per group size.
 
 * :class:`VoteBatchRewardManager`, legacy registry (``verl.workers.reward_manager``):
-  called on the whole batch, so every group is there; the groups vote in batch order.
+  called on the whole batch, so every group is there.
+
+In both, a group votes with its texts sorted (:func:`zero_stacks.verl.vote_rewards`):
+its rewards depend on its texts only, not on where verl put them.
 * :class:`VoteRewardManager`, reward-loop registry
   (``verl.experimental.reward_loop.reward_manager``, the one verl 0.9's trainer
   uses): verl calls ``run_single`` on one response at a time, on a reward worker
@@ -15,9 +18,7 @@ tokens, decoded with ``skip_special_tokens=True``), group responses by
   its ``uid`` have reached the same manager, then the group votes once and every
   waiting call returns its own reward.  The group meets only if all its responses
   reach one worker: the manager requires ``reward.num_workers=1`` (one reward worker
-  process, an async Ray actor that runs all calls concurrently).  The group's
-  responses vote sorted by text, since their order of arrival is not defined
-  (ties of the vote then do not depend on timing).  A group that is not complete
+  process, an async Ray actor that runs all calls concurrently).  A group that is not complete
   within ``group_timeout`` seconds raises ``TimeoutError`` in every waiting call.
 """
 
@@ -193,7 +194,8 @@ class VoteRewardManager(RewardManagerBase):
         response_ids = item.batch["responses"]
         length = int(item.batch["attention_mask"][-response_ids.shape[-1] :].sum())
         valid = response_ids[:length]
-        text = await self.loop.run_in_executor(
+        loop = asyncio.get_running_loop()
+        text = await loop.run_in_executor(
             None, lambda: self.tokenizer.decode(valid, skip_special_tokens=True)
         )
         uid = _uids(data)[0]
@@ -209,27 +211,26 @@ class VoteRewardManager(RewardManagerBase):
         group.futures.append(future)
         if len(group.texts) == self.group_size:
             del self._pending[uid]
-            order = sorted(range(self.group_size), key=lambda k: group.texts[k])
-            texts = [group.texts[k] for k in order]
             try:
                 scores = await loop.run_in_executor(
-                    None, vote_rewards, self.reward, texts, [uid] * self.group_size
+                    None, vote_rewards, self.reward, group.texts, [uid] * self.group_size
                 )
             except Exception as exc:  # every member of the group gets the error
                 group.fail(exc)
             else:
-                for k, score in zip(order, scores, strict=True):
-                    group.futures[k].set_result(score)
+                for waiting, score in zip(group.futures, scores, strict=True):
+                    waiting.set_result(score)
         try:
             return await asyncio.wait_for(asyncio.shield(future), self.group_timeout)
         except TimeoutError:
             exc = TimeoutError(
-                f"the group of uid {uid!r} has {len(group.texts)} of {self.group_size} "
+                f"the group of uid {str(uid)!r} has {len(group.texts)} of {self.group_size} "
                 f"responses after {self.group_timeout} s: the others never reached this "
                 "reward manager (reward.num_workers must be 1; rollout.n and val_kwargs.n "
                 "must be the group size; samples dropped before the reward split a group)"
             )
             if self._pending.get(uid) is group:
                 del self._pending[uid]
+            future.cancel()  # this call raises; the others of the group raise now too
             group.fail(exc)
             raise exc from None
