@@ -32,7 +32,10 @@ from omegaconf import OmegaConf  # noqa: E402
 from tensordict import TensorDict  # noqa: E402
 from verl import DataProto  # noqa: E402
 from verl.experimental.reward_loop import reward_manager as loop_registry  # noqa: E402
-from verl.experimental.reward_loop.reward_loop import RewardLoopWorker  # noqa: E402
+from verl.experimental.reward_loop.reward_loop import (  # noqa: E402
+    RewardLoopWorker,
+    migrate_legacy_reward_impl,
+)
 from verl.trainer.ppo.reward import resolve_reward_manager_cls  # noqa: E402
 from verl.workers import reward_manager as legacy_registry  # noqa: E402
 
@@ -240,6 +243,17 @@ def test_both_registries_find_the_managers_by_name_and_verl_loads_them(tokenizer
     config.reward.reward_manager.source = "register"
     config.reward.reward_manager.name = "zero_vote"
     assert resolve_reward_manager_cls(config) is zverl.VoteRewardManager
+    # The legacy keys (reward_model.reward_manager / .reward_kwargs) as verl 0.9 migrates
+    # them: the name then picks from the reward-loop registry, the options follow.
+    config = make_config(tokenizer_path, 4)
+    config.reward.reward_manager.source = "register"
+    config.reward_model.reward_manager = "zero_vote"
+    config.reward_model.reward_kwargs = {"band": True, "low": 0.5}
+    config = migrate_legacy_reward_impl(config)
+    assert resolve_reward_manager_cls(config) is zverl.VoteRewardManager
+    worker = RewardLoopWorker(config)
+    assert worker.reward_manager.reward.options["band"] is True
+    assert worker.reward_manager.reward.options["low"] == 0.5
 
 
 def test_importing_zero_stacks_verl_does_not_import_verl():

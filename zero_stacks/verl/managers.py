@@ -7,9 +7,6 @@ tokens, decoded with ``skip_special_tokens=True``), group responses by
 
 * :class:`VoteBatchRewardManager`, legacy registry (``verl.workers.reward_manager``):
   called on the whole batch, so every group is there.
-
-In both, a group votes with its texts sorted (:func:`zero_stacks.verl.vote_rewards`):
-its rewards depend on its texts only, not on where verl put them.
 * :class:`VoteRewardManager`, reward-loop registry
   (``verl.experimental.reward_loop.reward_manager``, the one verl 0.9's trainer
   uses): verl calls ``run_single`` on one response at a time, on a reward worker
@@ -18,8 +15,13 @@ its rewards depend on its texts only, not on where verl put them.
   its ``uid`` have reached the same manager, then the group votes once and every
   waiting call returns its own reward.  The group meets only if all its responses
   reach one worker: the manager requires ``reward.num_workers=1`` (one reward worker
-  process, an async Ray actor that runs all calls concurrently).  A group that is not complete
-  within ``group_timeout`` seconds raises ``TimeoutError`` in every waiting call.
+  process, an async Ray actor that runs all calls concurrently).  A group that is
+  not complete within ``group_timeout`` seconds of a call raises ``TimeoutError`` in
+  every waiting call (the default, an hour, must exceed a rollout step: a group's
+  first response waits for its last one to be generated).
+
+In both, a group votes with its texts sorted (:func:`zero_stacks.verl.vote_rewards`):
+its rewards depend on its texts only, not on where verl put them.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ class VoteRewardManager(RewardManagerBase):
     ``compute_score``, ...).  Reads from ``config``:
 
     * ``reward.reward_kwargs``: :class:`SolverReward`'s options (except the
-      frozen-label columns), plus ``group_timeout`` (seconds, default 600);
+      frozen-label columns), plus ``group_timeout`` (seconds, default 3600);
     * ``actor_rollout_ref.rollout.n``: the group size;
     * ``reward.num_workers``: must be 1 (``ValueError`` otherwise: verl sends each
       response to a random worker, so a group would be split between processes);
@@ -152,7 +154,7 @@ class VoteRewardManager(RewardManagerBase):
     ) -> None:
         super().__init__(config, tokenizer, compute_score)
         options = dict(_config_get(config, "reward.reward_kwargs", None) or {})
-        timeout = options.pop("group_timeout", 600.0)
+        timeout = options.pop("group_timeout", 3600.0)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise TypeError(f"reward.reward_kwargs.group_timeout must be seconds, got {timeout!r}")
         if not (math.isfinite(timeout) and timeout > 0):
