@@ -87,6 +87,7 @@ def make_config(tokenizer_path, n, *, workers=1, val_n=None, **reward_kwargs):
     config.actor_rollout_ref.rollout.n = n
     config.actor_rollout_ref.rollout.val_kwargs.n = n if val_n is None else val_n
     config.reward.num_workers = workers
+    config.data.train_batch_size = config.data.val_batch_size = 16
     config.reward.reward_manager.source = "importlib"
     config.reward.reward_manager.module.path = "pkg://zero_stacks.verl"
     config.reward.reward_manager.name = "VoteRewardManager"
@@ -366,6 +367,22 @@ def test_reward_loop_refuses_configs_that_split_groups(tokenizer_path):
     config = make_config(tokenizer_path, 4, val_n=1)
     config.trainer.val_before_train, config.trainer.test_freq = False, -1
     RewardLoopWorker(config)  # no validation: any val_kwargs.n
+    # More responses in flight than the one reward worker (a Ray async actor) runs at once.
+    from ray._common.ray_constants import DEFAULT_MAX_CONCURRENCY_ASYNC
+
+    assert zverl.managers.IN_FLIGHT == DEFAULT_MAX_CONCURRENCY_ASYNC == 1000
+    config = make_config(tokenizer_path, 8)
+    config.data.train_batch_size = 125
+    RewardLoopWorker(config)  # 125 * 8 = 1000 responses in flight
+    config.data.gen_batch_size = 126
+    with pytest.raises(ValueError, match="train_batch_size=126 prompts x n=8 .* at most 1000"):
+        RewardLoopWorker(config)
+    config.data.gen_batch_size = None
+    config.data.val_batch_size = None  # the whole validation set at once
+    with pytest.raises(ValueError, match="data.val_batch_size=None prompts x n=8"):
+        RewardLoopWorker(config)
+    config.trainer.val_before_train, config.trainer.test_freq = False, -1
+    RewardLoopWorker(config)  # no validation: its batch size is not read
     with pytest.raises(TypeError, match="reward.reward_kwargs: unknown option"):
         RewardLoopWorker(make_config(tokenizer_path, 4, labels_column="x"))
     with pytest.raises(ValueError, match="group_timeout must be > 0"):

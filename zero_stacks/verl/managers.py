@@ -40,7 +40,12 @@ from verl.workers.reward_manager.abstract import AbstractRewardManager
 
 from zero_stacks.verl import REGISTRY_NAME, SolverReward, solver_options, vote_rewards
 
-__all__ = ["VoteBatchRewardManager", "VoteRewardManager"]
+__all__ = ["IN_FLIGHT", "VoteBatchRewardManager", "VoteRewardManager"]
+
+try:  # the concurrency of a Ray async actor, which verl does not set for its reward workers
+    from ray._common.ray_constants import DEFAULT_MAX_CONCURRENCY_ASYNC as IN_FLIGHT
+except ImportError:  # pragma: no cover - older Ray: the same documented default
+    IN_FLIGHT = 1000
 
 
 def _uids(data: DataProto) -> list[Any]:
@@ -139,7 +144,12 @@ class VoteRewardManager(RewardManagerBase):
     * validation (``trainer.val_before_train``, ``trainer.test_freq > 0``) must sample
       as many responses per prompt (``rollout.val_kwargs.n == rollout.n``): verl does
       not tell a reward whether a response is from training or validation, so the
-      group size must be one number (``ValueError`` otherwise).
+      group size must be one number (``ValueError`` otherwise);
+    * ``data.train_batch_size`` (or ``gen_batch_size``) and, when validation runs,
+      ``data.val_batch_size``: times ``n``, at most :data:`IN_FLIGHT` (1000), the calls
+      a Ray async actor runs at once.  A waiting call holds one of them, so a larger
+      batch could fill them all with calls whose groups' other responses are queued
+      behind: a deadlock (``ValueError`` at construction instead).
 
     ``run_single`` returns ``{"reward_score": r, "reward_extra_info": {"score": r}}``.
     """
@@ -188,6 +198,24 @@ class VoteRewardManager(RewardManagerBase):
                 f"set val_kwargs.n={n}, or trainer.val_before_train=False and "
                 "trainer.test_freq=-1"
             )
+        batches = {
+            "data.gen_batch_size or data.train_batch_size": _config_get(
+                config, "data.gen_batch_size", _config_get(config, "data.train_batch_size", None)
+            )
+        }
+        if validates:
+            batches["data.val_batch_size"] = _config_get(config, "data.val_batch_size", None)
+        for name, prompts in batches.items():
+            if not isinstance(prompts, int) or prompts * n > IN_FLIGHT:
+                raise ValueError(
+                    f"{name}={prompts} prompts x n={n} responses can be waiting at once in "
+                    f"the one reward worker, a Ray async actor that runs at most {IN_FLIGHT} "
+                    "calls at a time (Ray's default, which verl keeps): a call waiting for "
+                    "its group holds one, so more could leave every running call waiting "
+                    f"for a response queued behind them; keep {name} * n <= {IN_FLIGHT} "
+                    "(data.val_batch_size must be set when validation runs: unset, it is "
+                    "the whole validation set)"
+                )
         return n
 
     async def run_single(self, data: DataProto) -> dict[str, Any]:
