@@ -8,8 +8,8 @@ uses; nothing here writes a reward formula.
   signatures for **frozen labels** (R-Zero's labels voted earlier, or a dataset's
   answers): ``1[answer == ground_truth]``, optionally MM-Zero's format term (``alpha``)
   and R-Zero's band (``band=True`` reads the vote share from ``extra_info``).  One
-  response at a time, so they work with any of verl's reward managers (``naive``,
-  ``batch``, ``dapo`` ...) in both registries; pass the options as
+  response at a time, so verl's own managers call them (``naive`` in both registries,
+  the legacy ``batch`` with :func:`compute_score_batch`); pass the options as
   ``custom_reward_function.reward_kwargs``.
 * :class:`VoteRewardManager` (verl's reward loop, the registry 0.9's trainer uses) and
   :class:`VoteBatchRewardManager` (the legacy ``verl.workers.reward_manager`` registry,
