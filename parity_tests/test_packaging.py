@@ -134,7 +134,8 @@ def test_the_dev_extra_is_composed_of_every_other_extra():
     composed = [r for r in extras["dev"] if r.startswith(f"{project['name']}[")]
     assert len(composed) == 1, extras["dev"]
     included = set(composed[0].split("[", 1)[1].rstrip("]").split(","))
-    assert included == set(extras) - {"dev"}
+    # verl pins transformers below the trl extra's floor: its own venv (docs/verl.md).
+    assert included == set(extras) - {"dev", "verl"}
 
 
 def test_ci_runs_exactly_the_readme_test_command():
