@@ -41,7 +41,7 @@ from verl.workers import reward_manager as legacy_registry  # noqa: E402
 
 import zero_text  # noqa: E402
 import zero_torch  # noqa: E402
-from parity_tests import oracle  # noqa: E402
+from parity_tests import cases as oracle  # noqa: E402
 from zero_stacks import verl as zverl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,7 +213,7 @@ def direct_votes(rows, *, policy="distinct", equivalence="exact", alpha=None, ba
     keep = answered(rows, policy)
     if band is not None:
         inside = zero_torch.curriculum_mask(p, *band).numpy()
-        np.testing.assert_array_equal(inside, oracle.band(p.numpy(), *band))
+        np.testing.assert_array_equal(inside, oracle.curriculum_mask(p.numpy(), *band))
         keep = keep & inside
     return np.where(keep[:, None], scores, 0.0)
 
