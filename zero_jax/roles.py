@@ -20,11 +20,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import reshard
 from jax.typing import ArrayLike
 
 from zero_contracts import messages as msg
 from zero_jax import _checks as _c
 from zero_jax._checks import Index
+from zero_jax.primitives import _gather
 
 __all__ = ["role_baseline_advantages"]
 
@@ -111,6 +113,13 @@ def _role_baseline(
 ) -> tuple[jax.Array, jax.Array]:
     if baselines.shape[-1] != num_roles:
         raise ValueError(msg.ROLES_SHAPE.format(count=num_roles, got=tuple(baselines.shape)))
+    # the scan runs along the batch: an explicitly sharded batch is gathered (one float
+    # and one id per entry), and the advantages are sharded back like the rewards
+    rewards, sharding = _gather(rewards)
+    roles, _ = _gather(roles)
+    if mask is not None:
+        mask, _ = _gather(mask)
+    baselines, _ = _gather(baselines)
     bad = _c.invalid(
         "role_baseline_advantages",
         rewards=rewards, roles=roles, baselines=baselines, mask=mask,
@@ -138,7 +147,7 @@ def _role_baseline(
     everything = _c.hyper_rules(bad)
     advantages = _c.poison(advantages, bad["roles"] | everything)
     new = _c.poison(after[-1], everything)
-    return (
-        lax.stop_gradient(advantages.astype(out)),
-        lax.stop_gradient(new.astype(baselines.dtype)),
-    )
+    advantages = advantages.astype(out)
+    if sharding is not None:
+        advantages = reshard(advantages, sharding)
+    return lax.stop_gradient(advantages), lax.stop_gradient(new.astype(baselines.dtype))
