@@ -352,3 +352,54 @@ def test_frozen_solver_rewards_equal_the_former_appended_label_workaround(twin):
     np.testing.assert_array_equal(got, padded)
     assert got[0].tolist() == [0.9 * (a == labels[0]) + 0.1 * v
                                for a, v in zip(answers[0], valid[0], strict=True)]
+
+
+# ------------------------------------------ prime-rl hierarchical GRPO (context)
+
+
+def prime_rl_hierarchical_grpo(episodes, episode_agents=("solver",)):
+    """prime-rl ``HierarchicalGRPOAlgorithm.score_group`` (PR #3138): peers keyed by
+    (agent, episode id for the episode-scoped agents, else None); advantage = reward
+    minus the peers' mean, no scaling."""
+    peers = defaultdict(list)
+    for episode_id, rollouts in episodes:
+        for agent, reward in rollouts:
+            scoped = agent in episode_agents
+            peers[(agent, episode_id if scoped else None)].append((episode_id, agent, reward))
+    advantages = {}
+    for members in peers.values():
+        baseline = sum(r for _, _, r in members) / len(members)
+        for episode_id, agent, reward in members:
+            advantages.setdefault((episode_id, agent), []).append(reward - baseline)
+    return advantages
+
+
+@pytest.mark.parametrize("twin", TWINS)
+def test_hierarchical_grpo_is_group_advantages_on_groups_laid_out_per_role(twin):
+    """The stateless per-role comparison needs no new function: solver attempts grouped
+    per proposed problem, the proposals in one group, ``scale="none"`` (ragged groups
+    by a mask; a group of one gets 0 as in prime-rl)."""
+    rng = np.random.default_rng(3138)
+    n_episodes, attempts = 6, 4
+    episodes = []
+    for e in range(n_episodes):
+        solved = rng.integers(0, 2, attempts).astype(float).tolist()
+        k = int(rng.integers(1, attempts + 1))  # some attempts failed to return
+        episodes.append((e, [("proposer", float(np.round(rng.random(), 2)))]
+                         + [("solver", s) for s in solved[:k]]))
+    want = prime_rl_hierarchical_grpo(episodes)
+    solver = np.zeros((n_episodes, attempts))
+    kept = np.zeros((n_episodes, attempts), bool)
+    for e, rollouts in episodes:
+        rewards = [r for agent, r in rollouts if agent == "solver"]
+        solver[e, : len(rewards)] = rewards
+        kept[e, : len(rewards)] = True
+    proposals = np.array([[rollouts[0][1] for _, rollouts in episodes]])
+    options = {"scale": "none", "singleton": "zero"}
+    got_solver = run(twin, "group_advantages", solver, kept, **options)
+    got_proposer = run(twin, "group_advantages", proposals, None, **options)
+    for e, _ in episodes:
+        n = int(kept[e].sum())
+        np.testing.assert_allclose(got_solver[e, :n], want[(e, "solver")], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(got_proposer[0, e], want[(e, "proposer")][0], rtol=0,
+                                   atol=1e-15)

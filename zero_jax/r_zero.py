@@ -287,9 +287,11 @@ def challenger_rewards_published(
     instead of 0.  ``|C_i| / B`` counts every proposal of the batch, invalid ones
     included (the published code clusters them too, as empty questions).  ``p`` is
     the caller's: the published solver service divides the top vote count by all
-    its samples, empty answers included.  The score of an invalid row is never read
-    (it may be NaN); a valid row with a score outside [0, 1] or NaN, or a row with
-    an invalid cluster id, gives NaN.
+    its samples, empty answers included, and sends -1 when it failed to score a
+    question, which the published code then pays ``-1 - |C_i| / B``: pass such a row
+    as invalid.  The score of an invalid row is never read (it may be NaN); a valid
+    row with a score outside [0, 1] or NaN, or a row with an invalid cluster id,
+    gives NaN.
 
     Args:
       consistency: float ``[B]``, in ``[0, 1]`` where ``valid``.
