@@ -750,3 +750,122 @@ class _Builders(Mapping[str, Callable[[np.random.Generator, Config], Inputs]]):
 
 
 BUILDERS = _Builders()
+
+
+# ------------------------------------------------------- issue 39 (oracles, builders)
+# Written from the published code: R-Zero's caller_penalty.py, Absolute Zero's
+# reward_managers.py, SPIRAL's train_spiral.py / utils.EMA (see the twins' docstrings).
+
+
+def challenger_rewards_published(consistency, clusters, valid, num_clusters=None):
+    p = f64(consistency)
+    c = np.asarray(clusters)
+    v = np.asarray(valid, bool)
+    if num_clusters is None:
+        invalid_id = np.zeros(c.shape, bool)
+        size = sizes(c)
+    else:  # invalid ids are in no cluster (but stay in B)
+        size, invalid_id = dense_sizes(c, num_clusters)
+    penalty = size / p.shape[0]
+    with np.errstate(invalid="ignore"):
+        uncertainty = np.minimum(p, 1 - p)
+    score = np.where(v, uncertainty, -1.0) - penalty  # invalid rows: -1 - penalty
+    return nan_where(score, (v & bad_unit(p)) | invalid_id)
+
+
+def learnability_reward_published(solve_rate, valid):
+    s = f64(solve_rate)
+    v = np.asarray(valid, bool)
+    with np.errstate(invalid="ignore"):
+        accuracy = np.where(s > 0, 1 - s, 0.0)  # generation_accuracy_convertion: one_minus
+        paid = np.where(accuracy > 0, accuracy, -0.5)  # format ok, reward 0: -0.5
+    return nan_where(np.where(v, paid, -1.0), v & bad_unit(s))  # bad format: -1
+
+
+def solver_rewards_frozen(answers, format_valid, labels, alpha=0.9):
+    a = np.asarray(answers).astype(object)
+    y = np.asarray(labels).astype(object)
+    agree = (a == y[:, None]).astype(np.float64)
+    beta = float(Decimal(1) - Decimal(repr(float(alpha))))
+    out = float(alpha) * agree + beta * np.asarray(format_valid, np.float64)
+    return nan_where(out, bad_real(alpha, 0, 1))
+
+
+def role_baseline_advantages(rewards, roles, baselines, mask=None, num_roles=None, decay=0.95):
+    """SPIRAL's loop: per entry, baseline = ema[role].get(); ema[role].update(r);
+    advantage = r - baseline (EMA: value = decay * value + (1 - decay) * x)."""
+    r = f64(rewards)
+    k = np.asarray(roles).astype(object)
+    kept = np.ones(r.shape, bool) if mask is None else np.asarray(mask, bool)
+    ema = [float(x) if np.isfinite(x) else math.nan for x in f64(baselines)]
+    if bad_real(decay, 0, 1):
+        return np.full(r.shape, np.nan), np.full(len(ema), np.nan)
+    d = float(decay)
+    advantages = np.zeros(r.shape)
+    for i in range(r.shape[0]):
+        if not kept[i]:
+            continue
+        role = int(k[i])
+        if not 0 <= role < num_roles:
+            advantages[i] = math.nan
+            continue
+        x = float(r[i]) if np.isfinite(r[i]) else math.nan
+        baseline = ema[role]
+        ema[role] = d * ema[role] + (1 - d) * x
+        advantages[i] = x - baseline
+    return advantages, np.array(ema)
+
+
+def build_challenger_rewards_published(rng, cfg: Config) -> Inputs:
+    arrays, hypers = build_challenger_rewards(rng, cfg)
+    hypers.pop("strength")
+    p = arrays["consistency"]
+    # the score of an invalid proposal is never read (R-Zero's service sends -1)
+    junk = rng.choice(np.array([-1.0, np.nan, 2.0]), p.shape).astype(p.dtype)
+    arrays["consistency"] = np.where(arrays["valid"], p, junk)
+    return arrays, hypers
+
+
+def build_learnability_reward_published(rng, cfg: Config) -> Inputs:
+    (arrays, _) = build_learnability_reward(rng, cfg)
+    s = arrays["solve_rate"]
+    if not cfg.x64:  # a float64 rate becomes float32 in JAX: 1 - 2**-53 becomes 1 (-0.5)
+        s = s.astype(np.float32).astype(s.dtype)
+    valid = rng.random(s.shape) < 0.8
+    junk = rng.choice(np.array([np.nan, -0.5, 3.0]), s.shape).astype(s.dtype)
+    return {"solve_rate": np.where(valid, s, junk), "valid": valid}, {}
+
+
+def build_solver_rewards_frozen(rng, cfg: Config) -> Inputs:
+    """Answers of any integers (the pseudo_rewards patterns) and labels of another
+    integer dtype, half of them one of the row's answers."""
+    arrays, _ = build_pseudo_rewards(rng, cfg)
+    a = arrays["answers"]
+    alpha = float(rng.choice([0.9, 0.6, 0.0, 1.0, 0.3]))
+    return {"answers": a, "format_valid": rng.random(a.shape) < 0.7,
+            "labels": arrays["labels"]}, {"alpha": alpha}
+
+
+def build_role_baseline_advantages(rng, cfg: Config) -> Inputs:
+    """One to five roles; game outcomes (-1 / 0 / 1) or spread rewards; baselines from
+    zero (a first step) or carried; dropped entries hold NaN rewards and any ids."""
+    b = cfg.batch
+    num_roles = int(rng.choice([1, 2, 3, 5]))
+    dt = np_dtype(_fl(cfg))
+    outcomes = rng.choice(np.array([-1.0, 0.0, 1.0]), b)
+    spread = np.round(rng.normal(size=b) * 2, 2)
+    rewards = np.where(rng.random() < 0.5, outcomes, spread)
+    roles = rng.integers(0, num_roles, b).astype(cfg.id_dtype)
+    mask = None
+    if rng.random() < 0.5:
+        mask = rng.random(b) < 0.8
+        rewards = np.where(mask, rewards, np.nan)
+        roles = np.where(mask, roles, ids(rng, b, cfg.id_dtype, cfg.pattern, cfg.x64))
+    baselines = np.zeros(num_roles) if rng.random() < 0.3 else rng.normal(size=num_roles) / 2
+    bdt = dt if rng.random() < 0.7 else np.dtype(np.float32)
+    decay = float(rng.choice([0.95, 0.0, 1.0, 0.5, 0.999]))
+    return (
+        {"rewards": rewards.astype(dt), "roles": roles.astype(cfg.id_dtype),
+         "baselines": baselines.astype(bdt), "mask": mask},
+        {"num_roles": num_roles, "decay": decay},
+    )

@@ -534,6 +534,7 @@ def test_every_number_is_one_the_library_returned(stack, lib, monkeypatch):
     for name in (
         "pseudo_rewards",
         "solver_rewards",
+        "solver_rewards_frozen",
         "challenger_rewards",
         "proposer_rewards",
         "coder_rewards",
@@ -556,8 +557,8 @@ def test_every_number_is_one_the_library_returned(stack, lib, monkeypatch):
     np.testing.assert_array_equal(got, np.where(gate, returned["solver_rewards"].ravel(), 0))
     frozen = stack.SolverReward(3, labels_column="y", alpha=0.9)
     got = frozen(prompts, texts, y=["1"] * 9)
-    assert returned["solver_rewards"].shape == (3, 7)  # each label appended G + 1 = 4 times
-    np.testing.assert_array_equal(got, np.where(gate, returned["solver_rewards"][:, :3].ravel(), 0))
+    assert returned["solver_rewards_frozen"].shape == (3, 3)  # the labels given, not voted
+    np.testing.assert_array_equal(got, np.where(gate, returned["solver_rewards_frozen"].ravel(), 0))
     questions = ["<question>What is 1+1?</question> \\boxed{2}", "<question>2+2?</question>"]
     got = stack.ChallengerReward(solver_fn, 1, num_samples=3)(["a", "b"], questions)
     np.testing.assert_array_equal(got, returned["challenger_rewards"])
@@ -612,8 +613,8 @@ REVIEWED_ARITHMETIC = {
     },
     "challenger.py": {"int(clusters.max()) + 1", "valid & mine"},  # well-formed and ours
     "proposer.py": {"valid & mine"},
+    "roles.py": {"r.size % g"},  # the Tunix estimator's batch check
     "solver.py": {
-        "size + 1",  # the label appended G + 1 times (a count)
         "keep & np.asarray(inside, dtype=bool)",  # a gate: answered and inside the band
         # the groups a process's slice overlaps, and the slice inside them
         "part.start // size",

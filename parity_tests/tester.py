@@ -17,6 +17,7 @@ without a builder fails ``test_matrix.py``.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from typing import Any
 
@@ -110,6 +111,10 @@ def expected_jax_dtypes(contract: Contract, arrays: dict, x64: bool) -> tuple[np
                                          _canonical(arrays[b].dtype, x64))),)
     if rule == "vote":
         return (_canonical(arrays["answers"].dtype, x64), np.dtype(np.int32))
+    if rule.startswith("carry:"):  # (the promoted dtype, the carried argument's dtype)
+        a, b = rule[6:].split(",")
+        da, db = _canonical(arrays[a].dtype, x64), _canonical(arrays[b].dtype, x64)
+        return (np.dtype(jnp.result_type(da, db)), db)
     return {
         "float": (fl,),
         "labels": (it, fl),
@@ -134,6 +139,10 @@ def expected_torch_dtypes(contract: Contract, arrays: dict) -> tuple[np.dtype, .
         return (torch_to_np(torch.promote_types(ta, tb)),)
     if rule == "vote":
         return (np.dtype(arrays["answers"].dtype), np.dtype(np.int64))
+    if rule.startswith("carry:"):
+        a, b = rule[6:].split(",")
+        ta, tb = (to_torch(arrays[x][:1]).dtype for x in (a, b))
+        return (torch_to_np(torch.promote_types(ta, tb)), np.dtype(arrays[b].dtype))
     return {
         "float": (np.dtype(np.float64),),
         "labels": (np.dtype(np.int64), np.dtype(np.float64)),
@@ -354,6 +363,24 @@ def _advantage_scale(contract: Contract, arrays: dict, hypers: dict) -> np.ndarr
     return float(_spread_scale(sums.reshape(1, -1), kept.reshape(1, -1), batch, top).item())
 
 
+def _role_baseline_scale(arrays: dict, hypers: dict) -> float:
+    """Moving baselines: the largest reward or baseline, times the depth of JAX's
+    associative scan (each level rounds once; the twins compose the updates in a tree,
+    the oracle in sequence), times ``1 / (1 - decay)`` (a decay rounded to float32,
+    0.999 off by 6e-8, moves a baseline that averages ~1 / (1 - decay) rewards by
+    that many times its rounding)."""
+    r = arrays["rewards"].astype(np.float64)
+    b = arrays["baselines"].astype(np.float64)
+    mask = arrays.get("mask")
+    kept = np.ones(r.shape, bool) if mask is None else np.asarray(mask)
+    values = np.concatenate([np.where(kept & np.isfinite(r), np.abs(r), 0.0),
+                             np.where(np.isfinite(b), np.abs(b), 0.0)])
+    top = max(1.0, float(values.max(initial=0.0)))
+    decay = float(hypers.get("decay", 0.95))
+    memory = 1.0 if decay in (0.0, 1.0) else min(r.shape[0], 1 / (1 - decay))
+    return top * (8 + 2 * math.log2(r.shape[0] + 1) + memory)
+
+
 def tolerance_scale(contract: Contract, arrays: dict, hypers: dict | None = None):
     """Magnitude that float errors scale with (the inputs of a difference or mean): a
     float, a per-group array, or None (the output's own magnitude)."""
@@ -366,6 +393,8 @@ def tolerance_scale(contract: Contract, arrays: dict, hypers: dict | None = None
         return max(1.0, float(np.nanmax(np.abs(d), initial=0)))
     if contract.name in ("group_advantages", "multi_reward_advantages") and hypers is not None:
         return _advantage_scale(contract, arrays, hypers)
+    if contract.name == "role_baseline_advantages" and hypers is not None:
+        return _role_baseline_scale(arrays, hypers)
     if contract.name in ("self_certainty", "token_entropy"):
         # per row: the largest kept logit's magnitude (logsumexp - mean of logits with a
         # common offset of 200 loses the offset's last digits unless computed shifted,

@@ -15,6 +15,7 @@ from zero_contracts._version import __version__ as __version__
 from zero_contracts.constants import (
     ADVANTAGE_PRESETS,
     AGGREGATIONS,
+    BAND_PRESETS,
     BASELINES,
     MAX_TABLE,
     SCALES,
@@ -40,6 +41,7 @@ from zero_contracts.spec import (
 __all__ = [
     "ADVANTAGE_PRESETS",
     "AGGREGATIONS",
+    "BAND_PRESETS",
     "BASELINES",
     "CONTRACTS",
     "MAX_TABLE",

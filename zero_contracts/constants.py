@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 __all__ = [
     "ADVANTAGE_PRESETS",
     "AGGREGATIONS",
+    "BAND_PRESETS",
     "BASELINES",
     "SCALES",
     "SINGLETONS",
@@ -59,6 +60,16 @@ ADVANTAGE_PRESETS: dict[str, dict[str, Any]] = {
     # keeps a single-sample group's raw reward: add singleton="raw" for it.
     "rloo": {"scale": "none", "ddof": 1, "eps": 0.0, "singleton": "zero",
              "baseline": "leave_one_out"},
+}
+
+
+#: Edges of R-Zero's informative band, ``curriculum_mask(p, **BAND_PRESETS["r_zero_published"])``:
+#: the paper's ``|p - 1/2| <= 1/4`` (the defaults) and the band its published scripts
+#: pass when they filter the generated questions (scripts/solver_train.sh:
+#: ``question_evaluate/upload.py --max_score 0.8 --min_score 0.3``, both edges kept).
+BAND_PRESETS: dict[str, dict[str, float]] = {
+    "r_zero_paper": {"low": 0.25, "high": 0.75},
+    "r_zero_published": {"low": 0.3, "high": 0.8},
 }
 
 

@@ -34,6 +34,7 @@ _SHORT = {
     "bool": "bool",
     "count": "int",
     "metrics": "float",
+    "carry": "promoted `{0}`, `{1}`; dtype of `{1}`",
 }
 
 

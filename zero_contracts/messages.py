@@ -79,3 +79,4 @@ TABLE_TOO_LARGE = (
     "than {limit}): use method='pairwise' (or 'auto'), whose cost does not depend on "
     "num_answers"
 )
+ROLES_SHAPE = "baselines must have num_roles={count} entries [R], got shape {got}"

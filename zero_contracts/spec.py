@@ -163,6 +163,15 @@ PAPERS: dict[str, Paper] = {
         2025,
         "2505.03335",
     ),
+    "spiral": Paper(
+        "spiral",
+        "SPIRAL",
+        "SPIRAL: Self-Play on Zero-Sum Games Incentivizes Reasoning via Multi-Agent Multi-Turn "
+        "Reinforcement Learning",
+        "Bo Liu et al.",
+        2025,
+        "2506.24119",
+    ),
     "grpo": Paper(
         "grpo",
         "GRPO",
@@ -284,6 +293,8 @@ OUTPUT_RULES: dict[str, str] = {
     "bool": "bool",
     "count": "int counts (int32 in JAX, int64 in torch)",
     "metrics": "float64 scalars (float32 in JAX with x64 off)",
+    "carry": "advantages in the promoted dtype of ``{0}`` and ``{1}``, new baselines in the "
+    "dtype of ``{1}``",
 }
 
 _B = ("B",)
@@ -619,6 +630,88 @@ _CONTRACT_LIST = [
         output="mean:values",
         detached=False,
         differentiable_in=("values",),
+    ),
+]
+
+# Issue 39: published-code modes, frozen labels for the MM-Zero solver, role baselines.
+_CONTRACT_LIST += [
+    Contract(
+        name="challenger_rewards_published",
+        module="r_zero",
+        paper="r_zero",
+        where_in_paper="published code (examples/reward_function/caller_penalty.py, "
+        "compute_score)",
+        equation="r_i = min(p_i, 1 - p_i) - |C_i| / B if v_i, else -1 - |C_i| / B",
+        summary="R-Zero challenger reward as its published code trains it: unclipped, "
+        "-1 when invalid.",
+        args=(
+            Arg("consistency", "float", _B, value="unit", where="valid", nonempty=_B),
+            Arg("clusters", "int", _B, value="ids", bound="num_clusters"),
+            Arg("valid", "bool", _B),
+        ),
+        hypers=(
+            Hyper(
+                "num_clusters", "count", None, keyword_only=True, optional=True, hi=MAX_TABLE
+            ),
+        ),
+        output="same:consistency",
+    ),
+    Contract(
+        name="learnability_reward_published",
+        module="azr",
+        paper="azr",
+        where_in_paper="published code (rewards/reward_managers.py: a zero reward becomes "
+        "-0.5, a bad format -1; issue #37)",
+        equation="r_i = 1 - s_i if v_i and 0 < s_i < 1; -0.5 if v_i and s_i in {0, 1}; "
+        "-1 if not v_i",
+        summary="Absolute Zero's proposer reward as its published code trains it.",
+        args=(
+            Arg("solve_rate", "float", _B, value="unit", where="valid", nonempty=_B),
+            Arg("valid", "bool", _B),
+        ),
+        output="same:solve_rate",
+    ),
+    Contract(
+        name="solver_rewards_frozen",
+        module="mm_zero",
+        paper="mm_zero",
+        where_in_paper="§2.6, Eqs. 13-14 (silver-answer reward) with the label frozen",
+        equation="r_ij = alpha 1[a_ij = y_i] + (1 - alpha) v_ij, y_i given",
+        summary="MM-Zero solver reward against frozen labels plus a format bonus.",
+        args=(
+            Arg("answers", "int", _BK, nonempty=_BK),
+            Arg("format_valid", "bool", _BK),
+            Arg("labels", "int", _B),
+        ),
+        hypers=(
+            Hyper("alpha", "real", 0.9, static=False, lo=0.0, hi=1.0, expected="in [0, 1]"),
+        ),
+        returns="[B, K]",
+        output="float",
+    ),
+    Contract(
+        name="role_baseline_advantages",
+        module="roles",
+        paper="spiral",
+        where_in_paper="role-conditioned advantage estimation (RAE; its published "
+        "train_spiral.py)",
+        equation="A_i = r_i - b_k, then b_k <- decay b_k + (1 - decay) r_i (k = role_i, "
+        "in batch order)",
+        summary="SPIRAL's role-conditioned advantages: each role's reward minus its moving "
+        "baseline.",
+        args=(
+            Arg("rewards", "float", _B, value="finite", where="mask", nonempty=_B),
+            Arg("roles", "int", _B, value="ids", where="mask", bound="num_roles"),
+            Arg("baselines", "float", ("R",), value="finite"),
+            Arg("mask", "bool", _B, optional=True),
+        ),
+        hypers=(
+            Hyper("num_roles", "count", keyword_only=True),
+            Hyper("decay", "real", 0.95, keyword_only=True, static=False, lo=0.0, hi=1.0,
+                  expected="in [0, 1]"),
+        ),
+        returns="([B], [R])",
+        output="carry:rewards,baselines",
     ),
 ]
 

@@ -12,23 +12,26 @@ the published contracts (float64 / int64), otherwise JAX's canonical float32 /
 int32.
 """
 
+from zero_contracts import BAND_PRESETS
 from zero_contracts import __version__ as __version__
 from zero_jax._checks import checked
 from zero_jax.advantages import ADVANTAGE_PRESETS, group_advantages, multi_reward_advantages
-from zero_jax.azr import learnability_reward
+from zero_jax.azr import learnability_reward, learnability_reward_published
 from zero_jax.confidence import self_certainty, token_entropy
 from zero_jax.dapo import informative_groups, overlong_penalty
 from zero_jax.g_zero import hint_delta, proposer_rewards
 from zero_jax.metrics import VoteMetrics, pass_at_k, vote_metrics
-from zero_jax.mm_zero import coder_rewards, solver_rewards
+from zero_jax.mm_zero import coder_rewards, solver_rewards, solver_rewards_frozen
 from zero_jax.primitives import cluster_sizes, majority_vote, masked_mean
 from zero_jax.r_zero import (
     challenger_rewards,
+    challenger_rewards_published,
     consensus,
     curriculum_mask,
     pseudo_rewards,
     uncertainty_reward,
 )
+from zero_jax.roles import role_baseline_advantages
 
 __all__ = [
     "ADVANTAGE_PRESETS",
@@ -55,4 +58,10 @@ __all__ = [
     "token_entropy",
     "uncertainty_reward",
     "vote_metrics",
+    # issue 39
+    "BAND_PRESETS",
+    "challenger_rewards_published",
+    "learnability_reward_published",
+    "role_baseline_advantages",
+    "solver_rewards_frozen",
 ]

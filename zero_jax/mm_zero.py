@@ -19,7 +19,7 @@ from zero_jax import _checks as _c
 from zero_jax._checks import Index
 from zero_jax.primitives import ids_equal, vote
 
-__all__ = ["coder_rewards", "solver_rewards"]
+__all__ = ["coder_rewards", "solver_rewards", "solver_rewards_frozen"]
 
 
 def coder_rewards(
@@ -148,3 +148,63 @@ def _solver(
     reward = alpha * agree + weight * format_valid.astype(dtype)
     rows = jnp.any(bad["answers"], axis=-1, keepdims=True) | _c.hyper_rules(bad)
     return lax.stop_gradient(_c.poison(reward, rows))
+
+
+def solver_rewards_frozen(
+    answers: Any, format_valid: Any, labels: Any, alpha: ArrayLike = 0.9
+) -> jax.Array:
+    """MM-Zero solver reward against frozen labels plus a format bonus.
+
+    ``r_ij = alpha 1[a_ij = y_i] + (1 - alpha) v_ij, y_i given``
+
+    MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data (Zongxia Li
+    et al., 2026), §2.6, Eqs. 13-14 (silver-answer reward) with the label frozen,
+    https://arxiv.org/abs/2603.09206.  Output ``[B, K]``: float64 (float32 in JAX with x64
+    off); detached (no gradient).
+
+    :func:`solver_rewards` with the silver label given instead of voted: the label
+    of each row comes from an earlier vote (as R-Zero freezes its pseudo-labels,
+    :func:`pseudo_rewards`), and the fresh answers are never re-voted.  No vote, so
+    no alphabet: ids and labels are any integers, compared exactly whatever their
+    dtypes (a label of -1 matches nothing but an answer of -1).  ``1 - alpha`` is
+    taken in decimal for a concrete ``alpha``, as in :func:`solver_rewards`.
+
+    Args:
+      answers: integer ``[B, K]`` fresh answer ids.
+      format_valid: bool ``[B, K]``.
+      labels: integer ``[B]`` frozen labels.
+      alpha: weight in ``[0, 1]`` (a number or a traced scalar).
+
+    Returns:
+      ``[B, K]``.
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> a = jnp.array([[4, 4, 2]]); v = jnp.array([[False, True, True]])
+    >>> r = zero_jax.solver_rewards_frozen(a, v, jnp.array([2]))
+    >>> [round(x, 6) for x in r[0].tolist()]
+    [0.0, 0.1, 1.0]
+    """
+    a, v, y = _c.arrays("solver_rewards_frozen", answers, format_valid, labels)
+    h = _c.hypers("solver_rewards_frozen", alpha=alpha)
+    if isinstance(h.get("alpha"), float):  # a Python alpha: 1 - alpha taken in decimal here
+        h["beta"] = complement_weight(h["alpha"])
+    return _solver_frozen(a, v, y, **h)
+
+
+@_c.kernel("solver_rewards_frozen")
+def _solver_frozen(
+    answers: jax.Array,
+    format_valid: jax.Array,
+    labels: jax.Array,
+    alpha: float | jax.Array,
+    beta: float | jax.Array | None = None,
+) -> jax.Array:
+    bad = _c.invalid("solver_rewards_frozen", alpha=alpha)
+    dtype = _c.float_dtype()
+    if beta is None:  # the default alpha is a constant here; a traced one has no decimal
+        beta = complement_weight(alpha) if isinstance(alpha, float) else 1 - alpha
+    agree = ids_equal(answers, labels[..., None]).astype(dtype)
+    reward = jnp.asarray(alpha, dtype) * agree + jnp.asarray(beta, dtype) * format_valid.astype(
+        dtype
+    )
+    return lax.stop_gradient(_c.poison(reward, _c.hyper_rules(bad)))

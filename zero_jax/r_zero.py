@@ -22,6 +22,7 @@ from zero_jax.primitives import cluster_shares, exact_div, ids_equal, vote
 
 __all__ = [
     "challenger_rewards",
+    "challenger_rewards_published",
     "consensus",
     "curriculum_mask",
     "pseudo_rewards",
@@ -259,3 +260,70 @@ def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:
 @_c.kernel("pseudo_rewards")
 def _pseudo(answers: jax.Array, labels: jax.Array) -> jax.Array:
     return ids_equal(answers, labels[..., None]).astype(_c.float_dtype())
+
+
+def challenger_rewards_published(
+    consistency: Any,
+    clusters: Any,
+    valid: Any,
+    *,
+    num_clusters: Index | None = None,
+) -> jax.Array:
+    """R-Zero challenger reward as its published code trains it: unclipped, -1 when invalid.
+
+    ``r_i = min(p_i, 1 - p_i) - |C_i| / B if v_i, else -1 - |C_i| / B``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025),
+    published code (examples/reward_function/caller_penalty.py, compute_score),
+    https://arxiv.org/abs/2508.05004.  Output ``[B]``: the dtype of ``consistency``;
+    detached (no gradient).
+
+    What R-Zero's questioner is trained with (github.com/Chengsong-Huang/R-Zero,
+    ``examples/reward_function/caller_penalty.py``), which differs from the paper's
+    :func:`challenger_rewards` in three ways: the uncertainty is ``min(p, 1 - p)``
+    (at most 1/2, half the paper's ``1 - 2 |p - 1/2|``), the cluster share is
+    subtracted with weight 1 and never clipped at 0 (rewards lie in [-2, 1/2]), and
+    an invalid proposal (no ``<question>`` or no box) earns ``-1 - |C_i| / B``
+    instead of 0.  ``|C_i| / B`` counts every proposal of the batch, invalid ones
+    included (the published code clusters them too, as empty questions).  ``p`` is
+    the caller's: the published solver service divides the top vote count by all
+    its samples, empty answers included, and sends -1 when it failed to score a
+    question, which the published code then pays ``-1 - |C_i| / B``: pass such a row
+    as invalid.  The score of an invalid row is never read (it may be NaN); a valid
+    row with a score outside [0, 1] or NaN, or a row with an invalid cluster id,
+    gives NaN.
+
+    Args:
+      consistency: float ``[B]``, in ``[0, 1]`` where ``valid``.
+      clusters: integer ``[B]`` cluster ids; any integers (negative, sparse, 64-bit).
+      valid: bool ``[B]``: the proposal has a question and an answer.
+      num_clusters: optional static int; ids dense in ``[0, num_clusters)`` (as
+        :func:`challenger_rewards`).
+
+    Returns:
+      ``[B]`` in the dtype of ``consistency`` (half precision computed in float32).
+
+    >>> import jax.numpy as jnp, zero_jax
+    >>> p = jnp.array([0.5, 0.75, 1.0, 0.5])
+    >>> ids = jnp.array([0, 1, 2, 2]); valid = jnp.array([True, True, True, False])
+    >>> zero_jax.challenger_rewards_published(p, ids, valid).tolist()
+    [0.25, 0.0, -0.5, -1.5]
+    """
+    p, c, v = _c.arrays("challenger_rewards_published", consistency, clusters, valid)
+    h = _c.hypers("challenger_rewards_published", num_clusters=num_clusters)
+    return _challenger_published(p, c, v, **h)
+
+
+@_c.kernel("challenger_rewards_published")
+def _challenger_published(
+    p: jax.Array, clusters: jax.Array, valid: jax.Array, num_clusters: int | None
+) -> jax.Array:
+    bad = _c.invalid(
+        "challenger_rewards_published",
+        consistency=p, clusters=clusters, valid=valid, num_clusters=num_clusters,
+    )
+    dtype = _c.compute_dtype(p.dtype)
+    known, share = cluster_shares(clusters, num_clusters, dtype)
+    x = p.astype(dtype)
+    reward = jnp.where(valid, jnp.minimum(x, 1 - x), -1) - share
+    return lax.stop_gradient(_c.poison(reward, bad["consistency"] | ~known).astype(p.dtype))

@@ -36,6 +36,7 @@ from zero_stacks.challenger import ChallengerReward
 from zero_stacks.coder import CoderFeedback, CoderReward
 from zero_stacks.overlong import OverlongPenalty
 from zero_stacks.proposer import ProposerReward
+from zero_stacks.roles import RoleAdvantageEstimator, RoleBaselines
 from zero_stacks.solver import SolverReward
 from zero_stacks.votes import VoteDiagnostics
 
@@ -50,6 +51,8 @@ __all__ = [
     "OverlongPenalty",
     "ProposerReward",
     "RewardFn",
+    "RoleAdvantageEstimator",
+    "RoleBaselines",
     "SolverReward",
     "StackReward",
     "VoteDiagnostics",

@@ -59,9 +59,8 @@ class SolverReward(StackReward):
     :func:`solver_rewards` (``1 - alpha`` is exact in decimal: ``alpha=0.9`` gives
     0.1); ``format`` is the check: ``"r_zero"`` (``<think>...</think>`` then a box),
     ``"mm_zero"`` (think block, then only the box) or a callable
-    ``texts -> bool [n]``.  With frozen labels each row is given to
-    :func:`solver_rewards` with its label appended ``G + 1`` times, which makes the
-    label the row's majority; the appended columns are dropped.
+    ``texts -> bool [n]``.  With frozen labels the same sum is
+    :func:`solver_rewards_frozen` against the given labels.
 
     ``band=True`` keeps R-Zero's informative band ``low <= p <= high``
     (:func:`curriculum_mask`, both edges kept): prompts outside get 0 for every
@@ -255,7 +254,7 @@ class SolverReward(StackReward):
             if valid is None:
                 scores = self.run("pseudo_rewards", ids, answers.labels)
             else:
-                scores = self._frozen_solver_rewards(ids, answers.labels, valid, num_answers)
+                scores = self.run("solver_rewards_frozen", ids, valid, answers.labels, self.alpha)
 
         share = None if answers.labels is not None else self.numpy(consistency)
         keep = answers.answered
@@ -263,20 +262,3 @@ class SolverReward(StackReward):
             inside = self.run("curriculum_mask", consistency, self.low, self.high)
             keep = keep & np.asarray(inside, dtype=bool)
         return np.asarray(np.where(keep[:, None], scores, np.zeros_like(scores))), keep, share
-
-    def _frozen_solver_rewards(
-        self, ids: np.ndarray, labels: np.ndarray, valid: np.ndarray, num_answers: int
-    ) -> np.ndarray:
-        """``solver_rewards`` against frozen labels: each row gets its label ``G + 1``
-        times more, so its majority (the label outvotes at most ``G`` equal replies)
-        is the label; the appended columns are then dropped."""
-        size = ids.shape[1]
-        extra = np.repeat(labels[:, None], size + 1, axis=1)
-        scores = self.run(
-            "solver_rewards",
-            np.concatenate([ids, extra], axis=1),
-            np.concatenate([valid, np.zeros(extra.shape, dtype=bool)], axis=1),
-            num_answers,
-            self.alpha,
-        )
-        return np.asarray(scores[:, :size])

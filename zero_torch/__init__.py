@@ -9,26 +9,29 @@ detached outputs have ``requires_grad=False``, and no input is modified.  Import
 without JAX.
 """
 
+from zero_contracts import BAND_PRESETS
 from zero_contracts import __version__ as __version__
 from zero_torch.advantages import (
     ADVANTAGE_PRESETS,
     group_advantages,
     multi_reward_advantages,
 )
-from zero_torch.azr import learnability_reward
+from zero_torch.azr import learnability_reward, learnability_reward_published
 from zero_torch.confidence import self_certainty, token_entropy
 from zero_torch.dapo import informative_groups, overlong_penalty
 from zero_torch.g_zero import hint_delta, proposer_rewards
 from zero_torch.metrics import VoteMetrics, pass_at_k, vote_metrics
-from zero_torch.mm_zero import coder_rewards, solver_rewards
+from zero_torch.mm_zero import coder_rewards, solver_rewards, solver_rewards_frozen
 from zero_torch.primitives import cluster_sizes, majority_vote, masked_mean
 from zero_torch.r_zero import (
     challenger_rewards,
+    challenger_rewards_published,
     consensus,
     curriculum_mask,
     pseudo_rewards,
     uncertainty_reward,
 )
+from zero_torch.roles import role_baseline_advantages
 
 __all__ = [
     "ADVANTAGE_PRESETS",
@@ -54,4 +57,10 @@ __all__ = [
     "token_entropy",
     "uncertainty_reward",
     "vote_metrics",
+    # issue 39
+    "BAND_PRESETS",
+    "challenger_rewards_published",
+    "learnability_reward_published",
+    "role_baseline_advantages",
+    "solver_rewards_frozen",
 ]

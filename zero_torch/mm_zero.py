@@ -10,7 +10,7 @@ from zero_torch import _checks as _c
 from zero_torch._checks import Index, Real
 from zero_torch.primitives import vote
 
-__all__ = ["coder_rewards", "solver_rewards"]
+__all__ = ["coder_rewards", "solver_rewards", "solver_rewards_frozen"]
 
 
 @torch.no_grad()
@@ -84,5 +84,36 @@ def solver_rewards(
     ids = _c.as_int64(a)
     labels, _ = vote(ids, h["num_answers"], h["method"], _c.id_max(a))
     agree = (ids == labels[:, None]).to(torch.float64)
+    w: float = h["alpha"]  # a Python float
+    return w * agree + complement_weight(w) * v.to(torch.float64)
+
+
+@torch.no_grad()
+def solver_rewards_frozen(
+    answers: torch.Tensor,
+    format_valid: torch.Tensor,
+    labels: torch.Tensor,
+    alpha: Real = 0.9,
+) -> torch.Tensor:
+    """MM-Zero solver reward against frozen labels plus a format bonus.
+
+    ``r_ij = alpha 1[a_ij = y_i] + (1 - alpha) v_ij, y_i given``
+
+    MM-Zero: Self-Evolving Multi-Model Vision Language Models From Zero Data (Zongxia Li
+    et al., 2026), §2.6, Eqs. 13-14 (silver-answer reward) with the label frozen,
+    https://arxiv.org/abs/2603.09206.  Output ``[B, K]``: float64 (float32 in JAX with x64
+    off); detached (no gradient).
+
+    No vote: ids and labels are any integers, compared exactly; ``1 - alpha`` is
+    taken in decimal.
+
+    >>> import torch, zero_torch
+    >>> a = torch.tensor([[4, 4, 2]]); v = torch.tensor([[False, True, True]])
+    >>> zero_torch.solver_rewards_frozen(a, v, torch.tensor([2])).tolist()
+    [[0.0, 0.1, 1.0]]
+    """
+    a, v, y = _c.arrays("solver_rewards_frozen", answers, format_valid, labels)
+    h = _c.hypers("solver_rewards_frozen", alpha=alpha)
+    agree = _c.ids_equal(a, y[:, None]).to(torch.float64)
     w: float = h["alpha"]  # a Python float
     return w * agree + complement_weight(w) * v.to(torch.float64)

@@ -12,6 +12,7 @@ from zero_torch.primitives import sizes, vote
 
 __all__ = [
     "challenger_rewards",
+    "challenger_rewards_published",
     "consensus",
     "curriculum_mask",
     "pseudo_rewards",
@@ -144,3 +145,44 @@ def pseudo_rewards(answers: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """
     a, y = _c.arrays("pseudo_rewards", answers, labels)
     return _c.ids_equal(a, y[:, None]).to(torch.float64)
+
+
+@torch.no_grad()
+def challenger_rewards_published(
+    consistency: torch.Tensor,
+    clusters: torch.Tensor,
+    valid: torch.Tensor,
+    *,
+    num_clusters: Index | None = None,
+) -> torch.Tensor:
+    """R-Zero challenger reward as its published code trains it: unclipped, -1 when invalid.
+
+    ``r_i = min(p_i, 1 - p_i) - |C_i| / B if v_i, else -1 - |C_i| / B``
+
+    R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025),
+    published code (examples/reward_function/caller_penalty.py, compute_score),
+    https://arxiv.org/abs/2508.05004.  Output ``[B]``: the dtype of ``consistency``;
+    detached (no gradient).
+
+    Half the paper's uncertainty, the whole cluster share, no clip at 0 and
+    ``-1 - |C_i| / B`` for an invalid proposal (see ``zero_jax``'s twin).  The
+    score of an invalid row is never read.  Half precision is computed in float32
+    and rounded once.
+
+    >>> import torch, zero_torch
+    >>> p = torch.tensor([0.5, 0.75, 1.0, 0.5])
+    >>> ids = torch.tensor([0, 1, 2, 2]); valid = torch.tensor([True, True, True, False])
+    >>> zero_torch.challenger_rewards_published(p, ids, valid).tolist()
+    [0.25, 0.0, -0.5, -1.5]
+    """
+    p, c, v = _c.arrays("challenger_rewards_published", consistency, clusters, valid)
+    h = _c.hypers("challenger_rewards_published", num_clusters=num_clusters)
+    _c.data_checks(
+        "challenger_rewards_published",
+        consistency=p, clusters=c, valid=v, num_clusters=h["num_clusters"],
+    )
+    dtype = _c.compute_dtype(p.dtype)
+    share = sizes(c, h["num_clusters"]).to(dtype) / p.shape[0]
+    x = p.to(dtype)
+    hedge = torch.where(v, torch.minimum(x, 1 - x), torch.full_like(x, -1.0))
+    return (hedge - share).to(p.dtype)
