@@ -30,6 +30,10 @@ from zero_jax.r_zero import (
     uncertainty_reward,
 )
 
+from zero_jax.controls import format_rewards, random_rewards, wrong_label_rewards
+from zero_jax.empo import semantic_cluster_rewards, semantic_entropy_filter
+from zero_jax.urlvr import collapse_step, point_biserial
+
 __all__ = [
     "ADVANTAGE_PRESETS",
     "VoteMetrics",
@@ -55,4 +59,11 @@ __all__ = [
     "token_entropy",
     "uncertainty_reward",
     "vote_metrics",
+    "semantic_cluster_rewards",
+    "semantic_entropy_filter",
+    "random_rewards",
+    "format_rewards",
+    "wrong_label_rewards",
+    "point_biserial",
+    "collapse_step",
 ]

@@ -30,6 +30,10 @@ from zero_torch.r_zero import (
     uncertainty_reward,
 )
 
+from zero_torch.controls import format_rewards, random_rewards, wrong_label_rewards
+from zero_torch.empo import semantic_cluster_rewards, semantic_entropy_filter
+from zero_torch.urlvr import collapse_step, point_biserial
+
 __all__ = [
     "ADVANTAGE_PRESETS",
     "VoteMetrics",
@@ -54,4 +58,11 @@ __all__ = [
     "token_entropy",
     "uncertainty_reward",
     "vote_metrics",
+    "semantic_cluster_rewards",
+    "semantic_entropy_filter",
+    "random_rewards",
+    "format_rewards",
+    "wrong_label_rewards",
+    "point_biserial",
+    "collapse_step",
 ]
