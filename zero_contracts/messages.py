@@ -79,3 +79,6 @@ TABLE_TOO_LARGE = (
     "than {limit}): use method='pairwise' (or 'auto'), whose cost does not depend on "
     "num_answers"
 )
+
+# ------------------------------------------------------------ random controls
+KEY_SHAPE = "{name} must be a single PRNG key or an integer seed, got shape {got}"

@@ -649,7 +649,8 @@ _CONTRACT_LIST = [
         name="semantic_cluster_rewards",
         module="empo",
         paper="empo",
-        where_in_paper="§3, semantic-cluster reward (the published code's semantic_entropy_math_reward)",
+        where_in_paper="§3, semantic-cluster reward (the published code's "
+        "semantic_entropy_math_reward)",
         equation="r_ij = answered_ij n_i(c_ij) / K, n_i(c) = #{k : c_ik = c}",
         summary="EMPO's reward: each response is paid its semantic cluster's share of the group.",
         args=(

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.typing import ArrayLike
 
+from zero_contracts import messages as msg
 from zero_jax import _checks as _c
 from zero_jax.primitives import ids_equal
 
@@ -61,7 +62,7 @@ def random_rewards(key: Any, mask: Any, rate: ArrayLike = 0.5) -> jax.Array:
     """
     if isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         if key.shape != ():
-            raise ValueError(f"key must be a single PRNG key, got shape {key.shape}")
+            raise ValueError(msg.KEY_SHAPE.format(name="key", got=tuple(key.shape)))
         key = jax.random.bits(key, (), jnp.uint32)  # the seed of the coins
     s, m = _c.arrays("random_rewards", key, mask)
     h = _c.hypers("random_rewards", rate=rate)

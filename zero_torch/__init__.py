@@ -17,7 +17,9 @@ from zero_torch.advantages import (
 )
 from zero_torch.azr import learnability_reward
 from zero_torch.confidence import self_certainty, token_entropy
+from zero_torch.controls import format_rewards, random_rewards, wrong_label_rewards
 from zero_torch.dapo import informative_groups, overlong_penalty
+from zero_torch.empo import semantic_cluster_rewards, semantic_entropy_filter
 from zero_torch.g_zero import hint_delta, proposer_rewards
 from zero_torch.metrics import VoteMetrics, pass_at_k, vote_metrics
 from zero_torch.mm_zero import coder_rewards, solver_rewards
@@ -29,9 +31,6 @@ from zero_torch.r_zero import (
     pseudo_rewards,
     uncertainty_reward,
 )
-
-from zero_torch.controls import format_rewards, random_rewards, wrong_label_rewards
-from zero_torch.empo import semantic_cluster_rewards, semantic_entropy_filter
 from zero_torch.urlvr import collapse_step, point_biserial
 
 __all__ = [

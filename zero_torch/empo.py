@@ -70,4 +70,5 @@ def semantic_entropy_filter(clusters: torch.Tensor, max_entropy: Real = 1.0) -> 
     h = _c.hypers("semantic_entropy_filter", max_entropy=max_entropy)
     k = c.shape[1]
     mass = torch.log(_row_counts(c).to(torch.float64)).sum(-1)
-    return mass > k * (1 - h["max_entropy"]) * math.log(k)
+    keep: torch.Tensor = mass > k * (1 - h["max_entropy"]) * math.log(k)
+    return keep

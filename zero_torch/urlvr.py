@@ -48,7 +48,9 @@ def point_biserial(proxy: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def collapse_step(values: torch.Tensor, threshold: Real = 0.01, *, patience: Index = 1) -> torch.Tensor:
+def collapse_step(
+    values: torch.Tensor, threshold: Real = 0.01, *, patience: Index = 1
+) -> torch.Tensor:
     """The first step of a run whose logged value falls below a threshold, or -1.
 
     ``step = min{t : v_s < threshold for t <= s < t + patience}, -1 if none``
