@@ -950,6 +950,8 @@ def build_point_biserial(rng, cfg: Config) -> Inputs:
 def build_collapse_step(rng, cfg: Config) -> Inputs:
     """A rise-then-fall curve of T steps (T in {0, 1, 7, 50, batch}), with NaN steps."""
     n = int(rng.choice([0, 1, 7, 50, min(cfg.batch, 4096)]))
+    if cfg.transform.startswith("sharded"):  # the steps axis is the one sharded
+        n = cfg.batch
     steps = np.arange(n)
     peak = max(n // 3, 1)
     curve = np.where(steps < peak, 0.5 + 0.4 * steps / peak, 0.9 - (steps - peak) / max(n / 2, 1))

@@ -14,11 +14,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import reshard
 from jax.typing import ArrayLike
 
 from zero_contracts import messages as msg
 from zero_jax import _checks as _c
-from zero_jax.primitives import ids_equal
+from zero_jax.primitives import _gather, ids_equal
 
 __all__ = ["format_rewards", "random_rewards", "wrong_label_rewards"]
 
@@ -147,6 +148,7 @@ def wrong_label_rewards(answers: Any, truth: Any) -> jax.Array:
 
 @_c.kernel("wrong_label_rewards")
 def _wrong(answers: jax.Array, truth: jax.Array) -> jax.Array:
+    answers, sharding = _gather(answers, last=True)  # a row's answers on each device
     wrong = ~ids_equal(answers, truth[:, None])
     same = ids_equal(answers[:, :, None], answers[:, None, :])
     counts = jnp.where(wrong, jnp.sum(same, axis=-1, dtype=jnp.int32), 0)  # 0: the truth
@@ -156,5 +158,5 @@ def _wrong(answers: jax.Array, truth: jax.Array) -> jax.Array:
     candidate = wrong & (counts == top)
     smaller = candidate[:, None, :] & (answers[:, None, :] < answers[:, :, None])
     label = candidate & ~jnp.any(smaller, axis=-1)
-    pays = jnp.any(same & label[:, None, :], axis=-1)
-    return lax.stop_gradient(pays.astype(_c.float_dtype()))
+    pays = jnp.any(same & label[:, None, :], axis=-1).astype(_c.float_dtype())
+    return lax.stop_gradient(pays if sharding is None else reshard(pays, sharding))

@@ -15,18 +15,23 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import reshard
 from jax.typing import ArrayLike
 
 from zero_jax import _checks as _c
-from zero_jax.primitives import ids_equal
+from zero_jax.primitives import _gather, ids_equal
 
 __all__ = ["semantic_cluster_rewards", "semantic_entropy_filter"]
 
 
 def _row_counts(clusters: jax.Array) -> jax.Array:
-    """``n_ij``: how many of row i's K ids equal ``clusters[i, j]`` (int32)."""
-    same = ids_equal(clusters[..., :, None], clusters[..., None, :])
-    return jnp.sum(same, axis=-1, dtype=jnp.int32)
+    """``n_ij``: how many of row i's K ids equal ``clusters[i, j]`` (int32).  A row
+    sharded over its K responses is gathered (an explicit mesh refuses the pairwise
+    comparison of a sharded axis with itself) and the counts sharded back."""
+    c, sharding = _gather(clusters, last=True)
+    same = ids_equal(c[..., :, None], c[..., None, :])
+    counts = jnp.sum(same, axis=-1, dtype=jnp.int32)
+    return counts if sharding is None else reshard(counts, sharding)
 
 
 def semantic_cluster_rewards(clusters: Any, answered: Any) -> jax.Array:

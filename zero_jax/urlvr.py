@@ -19,6 +19,7 @@ from jax.typing import ArrayLike
 
 from zero_jax import _checks as _c
 from zero_jax._checks import Index
+from zero_jax.primitives import _gather
 
 __all__ = ["collapse_step", "point_biserial"]
 
@@ -117,6 +118,7 @@ def collapse_step(values: Any, threshold: ArrayLike = 0.01, *, patience: Index =
 @_c.kernel("collapse_step")
 def _collapse(values: jax.Array, threshold: float | jax.Array, patience: int) -> jax.Array:
     bad = _c.invalid("collapse_step", values=values, threshold=threshold)
+    values, _ = _gather(values)  # shifted slices of a sharded axis: gather the log
     t = values.shape[-1]
     x = values.astype(_c.compute_dtype(values.dtype))
     low = x < jnp.asarray(threshold, x.dtype)  # NaN is never below
