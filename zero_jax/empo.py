@@ -19,7 +19,7 @@ from jax.sharding import reshard
 from jax.typing import ArrayLike
 
 from zero_jax import _checks as _c
-from zero_jax.primitives import _gather, ids_equal
+from zero_jax.primitives import _gather, exact_div, ids_equal
 
 __all__ = ["semantic_cluster_rewards", "semantic_entropy_filter"]
 
@@ -72,7 +72,7 @@ def semantic_cluster_rewards(clusters: Any, answered: Any) -> jax.Array:
 @_c.kernel("semantic_cluster_rewards")
 def _cluster_rewards(clusters: jax.Array, answered: jax.Array) -> jax.Array:
     fl = _c.float_dtype()
-    share = _row_counts(clusters).astype(fl) / clusters.shape[-1]
+    share = exact_div(_row_counts(clusters).astype(fl), clusters.shape[-1])  # as numpy
     return lax.stop_gradient(jnp.where(answered, share, jnp.zeros((), fl)))
 
 
