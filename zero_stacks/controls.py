@@ -26,6 +26,7 @@ nor JAX.  The rewards hold only their options, so they pickle and print.
 from __future__ import annotations
 
 import importlib
+import numbers
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -190,24 +191,28 @@ class RandomReward(StackReward):
         rate = self.rate
         if self.matched_to is not None:
             other = np.asarray(self.matched_to(prompts, completions, **_passed(
-                num_generations, kwargs)), np.float64)
-            rate = check_unit(float(other.mean()), "the mean of matched_to's rewards")
+                num_generations, kwargs)), np.float64).reshape(1, -1)
+            every = np.repeat(np.asarray([[True]]), other.shape[1], axis=1)
+            mean = self.run("masked_mean", other, every)  # the library's mean
+            rate = check_unit(float(np.asarray(mean).reshape(-1)[0]),
+                              "the mean of matched_to's rewards")
         return floats(self._coins(batch, rate))
 
     def compute(self, batch: Batch) -> np.ndarray:
         return self._coins(batch, self.rate)
 
     def _coins(self, batch: Batch, rate: float) -> np.ndarray:
-        digest = zlib.crc32("\0".join(batch.texts).encode("utf-8", "surrogatepass"))
-        seed = np.asarray((digest ^ (self.seed * 0x9E3779B1)) % 2**31, np.int32)
-        mask = np.ones(len(batch.texts), bool)
+        # the seed of the coins: a CRC of the reward's seed and the call's texts
+        text = "\0".join([str(self.seed), *batch.texts])
+        seed = np.asarray(zlib.crc32(text.encode("utf-8", "surrogatepass")), dtype="uint32")
+        mask = np.repeat(np.asarray([True]), len(batch.texts))
         if self.formatted:
             mask = parsed(batch.texts, self.unparseable)
         return np.asarray(self.run("random_rewards", seed, mask, rate))
 
 
 def _seed(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
         raise TypeError(f"seed must be an int >= 0, got {value!r}")
     return int(value)
 
