@@ -17,6 +17,7 @@ majority-vote run first falls below 1%).
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections import Counter
@@ -272,15 +273,19 @@ def _binomial_ok(hits: int, n: int, rate: float) -> bool:
     return abs(hits - n * rate) <= 5 * math.sqrt(n * rate * (1 - rate))
 
 
+@functools.cache
+def _published_coins(rate: float, n: int) -> int:
+    random.seed(0)
+    return sum(published_random_reward_fn(rate) for _ in range(n))
+
+
 @pytest.mark.parametrize("twin", TWINS)
 @pytest.mark.parametrize("rate", [0.0, 0.01, 0.5, 0.8, 1.0])
 def test_random_rewards_have_the_published_coin_rate(twin, rate):
     """The published coin is Bernoulli(rate); so is each twin's, for a given seed, and
     only the masked-in responses get a coin."""
-    n = 200_000
-    random.seed(0)
-    published = sum(published_random_reward_fn(rate) for _ in range(n))
-    assert _binomial_ok(published, n, rate)
+    n = 100_000
+    assert _binomial_ok(_published_coins(rate, n), n, rate)
     mask = np.arange(n) % 10 != 0
     got = run(twin, "random_rewards", np.asarray(12345), mask, rate=rate)
     assert set(np.unique(got).tolist()) <= {0.0, 1.0}
