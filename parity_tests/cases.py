@@ -780,7 +780,7 @@ def semantic_entropy_filter(clusters, max_entropy=1.0):
     out = []
     for row in np.asarray(clusters):
         k = len(row)
-        counts = list(Counter_of(row).values())
+        counts = list(_counts_of(row).values())
         if t == 1.0:
             out.append(any(n > 1 for n in counts))
             continue
@@ -789,7 +789,7 @@ def semantic_entropy_filter(clusters, max_entropy=1.0):
     return np.array(out, bool)
 
 
-def Counter_of(row):  # noqa: N802 - a tiny exact counter of Python ints
+def _counts_of(row):  # noqa: N802 - a tiny exact counter of Python ints
     counts: dict[int, int] = {}
     for v in np.asarray(row).tolist():
         counts[int(v)] = counts.get(int(v), 0) + 1
