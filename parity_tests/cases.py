@@ -789,7 +789,7 @@ def semantic_entropy_filter(clusters, max_entropy=1.0):
     return np.array(out, bool)
 
 
-def _counts_of(row):  # noqa: N802 - a tiny exact counter of Python ints
+def _counts_of(row) -> dict[int, int]:  # an exact counter of Python ints
     counts: dict[int, int] = {}
     for v in np.asarray(row).tolist():
         counts[int(v)] = counts.get(int(v), 0) + 1
