@@ -869,3 +869,214 @@ def build_role_baseline_advantages(rng, cfg: Config) -> Inputs:
          "baselines": baselines.astype(bdt), "mask": mask},
         {"num_roles": num_roles, "decay": decay},
     )
+
+
+# ------------------------------------- label-free methods and controls (issue 39)
+# EMPO (Zhang et al., 2025), Spurious Rewards (Shao et al., 2025), URLVR (He et al.,
+# 2026): oracles from the papers' definitions and their published code, in exact
+# integers / Python floats; builders below.
+
+
+def _row_groups(row) -> list[int]:
+    """For each entry of a row, how many entries of the row equal it (exact ints)."""
+    vals = [int(v) for v in np.asarray(row).tolist()]
+    return [vals.count(v) for v in vals]
+
+
+def semantic_cluster_rewards(clusters, answered):
+    c = np.asarray(clusters)
+    k = c.shape[1]
+    share = np.array([[n / k for n in _row_groups(row)] for row in c], np.float64)
+    return np.where(np.asarray(answered), share, 0.0).reshape(c.shape)
+
+
+def semantic_entropy_filter(clusters, max_entropy=1.0):
+    """keep_i = H_i < max_entropy log K with H in nats over the cluster shares; the
+    comparison at max_entropy = 1 is exact (H = log K only for all-distinct rows)."""
+    t = float(max_entropy)
+    if bad_real(t, 0.0, 1.0):
+        return np.zeros(np.shape(clusters)[0], bool)
+    out = []
+    for row in np.asarray(clusters):
+        k = len(row)
+        counts = list(_counts_of(row).values())
+        if t == 1.0:
+            out.append(any(n > 1 for n in counts))
+            continue
+        h = -math.fsum(n / k * math.log(n / k) for n in counts)
+        out.append(h < t * math.log(k))
+    return np.array(out, bool)
+
+
+def _counts_of(row) -> dict[int, int]:  # an exact counter of Python ints
+    counts: dict[int, int] = {}
+    for v in np.asarray(row).tolist():
+        counts[int(v)] = counts.get(int(v), 0) + 1
+    return counts
+
+
+def random_rewards(key, mask, rate=0.5, *, uniforms):
+    """Published: int(random.random() < rate) per response; here given the twin's own
+    uniform draws (``uniforms``, float32) and compared with rate rounded to float32."""
+    if bad_real(rate, 0.0, 1.0):
+        return np.full(np.shape(mask), np.nan)
+    r32 = float(np.float32(float(rate)))
+    return (np.asarray(mask) & (f64(uniforms) < r32)).astype(np.float64)
+
+
+def format_rewards(format_valid):
+    return np.asarray(format_valid).astype(np.float64)
+
+
+def wrong_label_rewards(answers, truth):
+    out = []
+    for row, t in zip(np.asarray(answers).tolist(), np.asarray(truth).tolist(), strict=True):
+        row = [int(v) for v in row]
+        wrong = [v for v in row if v != int(t)]
+        if not wrong:
+            out.append([0.0] * len(row))
+            continue
+        top = max(wrong.count(v) for v in wrong)
+        label = min(v for v in wrong if wrong.count(v) == top)
+        out.append([1.0 if v == label else 0.0 for v in row])
+    return np.array(out, np.float64).reshape(np.shape(answers))
+
+
+def point_biserial(proxy, truth):
+    """The Pearson correlation of x with the 0/1 truth, in exact rationals where the
+    inputs are (floats are exact binary rationals): NaN when undefined or x is not
+    finite."""
+    from fractions import Fraction
+
+    x = f64(proxy)
+    t = np.asarray(truth, bool)
+    if not np.isfinite(x).all():
+        return np.float64(np.nan)
+    n, n1 = len(x), int(t.sum())
+    xs = [Fraction(float(v)) for v in x.tolist()]
+    mean = sum(xs, Fraction(0)) / n
+    ss = sum(((v - mean) ** 2 for v in xs), Fraction(0))
+    if n1 in (0, n) or ss == 0:
+        return np.float64(np.nan)
+    cov = sum((v - mean for v, ti in zip(xs, t.tolist(), strict=True) if ti), Fraction(0))
+    # r = cov / sqrt(ss n1 n0 / n), r^2 exact, sign of cov
+    r2 = cov * cov * n / (ss * n1 * (n - n1))
+    r = math.sqrt(float(r2)) if r2 < 1 else 1.0
+    return np.float64(math.copysign(r, float(cov)) if cov != 0 else 0.0)
+
+
+def collapse_step(values, threshold=0.01, patience=1):
+    if bad_real(threshold):
+        return np.int64(-1)
+    v = f64(values).tolist()
+    for step in range(len(v) - int(patience) + 1):
+        if all(x < float(threshold) for x in v[step : step + int(patience)]):
+            return np.int64(step)
+    return np.int64(-1)
+
+
+#: Oracles that need the twin's own random draws: name -> draws(twin, arrays) (the
+#: matrix compares the coins given the same uniforms; the statistics of the draws
+#: themselves are checked in parity_tests/test_label_free_controls.py).
+def _coin_uniforms(twin: str, arrays: dict) -> np.ndarray:
+    seed = int(np.asarray(arrays["key"]))
+    shape = np.shape(arrays["mask"])
+    if twin == "torch":
+        import torch
+
+        g = torch.Generator().manual_seed(seed)
+        return torch.rand(shape, generator=g, dtype=torch.float32).numpy()
+    import jax
+    import jax.numpy as jnp
+
+    with jax.enable_x64(True):
+        key = jax.random.key(np.asarray(arrays["key"]))
+        return np.asarray(jax.random.uniform(key, shape, jnp.float32))
+
+
+DRAWS: dict[str, Callable[[str, dict], np.ndarray]] = {"random_rewards": _coin_uniforms}
+
+
+def _cluster_ids(rng, cfg: Config, k: int) -> np.ndarray:
+    """[B, K] ids of the matrix's patterns, with rows of repeated ids (clusters)."""
+    a = ids(rng, (cfg.batch, k), cfg.id_dtype, cfg.pattern, cfg.x64)
+    # copy some entries within their row so that clusters of several sizes appear
+    src = rng.integers(0, k, (cfg.batch, k))
+    copy = rng.random((cfg.batch, k)) < 0.4
+    return np.where(copy, np.take_along_axis(a, src, 1), a).astype(a.dtype)
+
+
+def build_semantic_cluster_rewards(rng, cfg: Config) -> Inputs:
+    k = int(rng.choice([1, 4, 8]))
+    c = _cluster_ids(rng, cfg, k)
+    return {"clusters": c, "answered": rng.random(c.shape) < 0.8}, {}
+
+
+def build_semantic_entropy_filter(rng, cfg: Config) -> Inputs:
+    # thresholds away from the entropies of groups of K <= 8 (no near-ties to round)
+    k = int(rng.choice([1, 3, 4, 8]))
+    t = float(rng.choice([1.0, 0.0, 0.37, 0.71, 0.93]))
+    return {"clusters": _cluster_ids(rng, cfg, k)}, {"max_entropy": t}
+
+
+def build_random_rewards(rng, cfg: Config) -> Inputs:
+    dt = str(rng.choice(["int32", "uint32"] + (["int64"] if cfg.x64 else [])))
+    key = np.asarray(int(rng.integers(0, 2**31 - 1)), dt)
+    rate = float(rng.choice([0.5, 0.0, 1.0, 0.3, 0.125]))
+    return {"key": key, "mask": rng.random(cfg.batch) < 0.8}, {"rate": rate}
+
+
+def build_format_rewards(rng, cfg: Config) -> Inputs:
+    return {"format_valid": rng.random(cfg.batch) < 0.6}, {}
+
+
+def build_wrong_label_rewards(rng, cfg: Config) -> Inputs:
+    """Answers of the id patterns with clusters; the truth (another integer dtype) is
+    the row's majority, one of its answers, or anything."""
+    k = int(rng.choice([1, 5, 8]))
+    a = _cluster_ids(rng, cfg, k)
+    other = str(rng.choice(ID_DTYPES))
+    if not cfg.x64 and np.dtype(other).itemsize == 8:
+        other = other.replace("64", "32")
+    info = np.iinfo(other)
+    own = a[np.arange(cfg.batch), rng.integers(0, k, cfg.batch)].astype(object)
+    truth = np.where(rng.random(cfg.batch) < 0.7, own,
+                     ids(rng, cfg.batch, other, cfg.pattern, cfg.x64).astype(object))
+    fits = np.array([info.min <= v <= info.max for v in truth.tolist()], bool)
+    truth = np.where(fits, truth, 0)
+    return {"answers": a, "truth": np.asarray(truth.tolist(), other)}, {}
+
+
+def build_point_biserial(rng, cfg: Config) -> Inputs:
+    """Proxies: majority-agreement shares (k / 8), rounded normals, constants, and
+    proxies that equal the truth; truths of every balance, also constant."""
+    b = cfg.batch
+    dt = np_dtype(_fl(cfg))
+    p = float(rng.choice([0.0, 0.02, 0.5, 0.9, 1.0]))
+    t = rng.random(b) < p
+    kind = int(rng.integers(0, 4))
+    if kind == 0:
+        x = rng.integers(0, 9, b) / 8
+    elif kind == 1:
+        x = np.round(rng.normal(size=b) * 2, 2)
+    elif kind == 2:
+        x = np.full(b, 0.75)
+    else:
+        x = np.where(t, 1.0, 0.0) + np.where(rng.random(b) < 0.2, 0.5, 0.0)
+    return {"proxy": x.astype(dt), "truth": t}, {}
+
+
+def build_collapse_step(rng, cfg: Config) -> Inputs:
+    """A rise-then-fall curve of T steps (T in {0, 1, 7, 50, batch}), with NaN steps."""
+    n = int(rng.choice([0, 1, 7, 50, min(cfg.batch, 4096)]))
+    if cfg.transform.startswith("sharded"):  # the steps axis is the one sharded
+        n = cfg.batch
+    steps = np.arange(n)
+    peak = max(n // 3, 1)
+    curve = np.where(steps < peak, 0.5 + 0.4 * steps / peak, 0.9 - (steps - peak) / max(n / 2, 1))
+    curve = curve + np.round(rng.normal(size=n) * 0.05, 3)
+    curve = np.where(rng.random(n) < 0.05, np.nan, curve)
+    threshold = float(rng.choice([0.01, 0.5, 0.0, -1.0, 0.3]))
+    patience = int(rng.choice([1, 2, 5]))
+    return {"values": curve.astype(np_dtype(_fl(cfg)))}, {"threshold": threshold,
+                                                         "patience": patience}

@@ -52,7 +52,7 @@ def main() -> None:
                 for key in CASES:  # every function in ONE user step (one compile per mesh)
                     name, arrays, hypers, traced = inputs(key)
                     for a in arrays.values():
-                        if a.shape[0] != 16:  # no batch axis (weights [R]): replicated
+                        if a.ndim == 0 or a.shape[0] != 16:  # no batch axis: replicated
                             sharding, local = NamedSharding(mesh, PartitionSpec()), a
                         else:  # this process's rows of the global batch
                             half = a.shape[0] // 2

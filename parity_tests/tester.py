@@ -187,7 +187,7 @@ def to_torch(x: np.ndarray):
 
     if x.dtype == np_dtype("bfloat16"):
         return torch.from_numpy(x.astype(np.float32)).to(torch.bfloat16)
-    return torch.from_numpy(np.ascontiguousarray(x))
+    return torch.from_numpy(np.ascontiguousarray(x).reshape(x.shape))  # 0-d stays 0-d
 
 
 def torch_to_np(dtype) -> np.dtype:
@@ -269,7 +269,7 @@ def run_jax(zero_jax, contract: Contract, arrays: dict, hypers: dict, transform:
     for o in outs:
         o = np.asarray(o)
         np.testing.assert_array_equal(o[0], o[1])  # the two copies agree exactly
-        result.append(o[0])
+        result.append(np.asarray(o[0]))  # a 0-d output stays an array
     return result
 
 
@@ -278,9 +278,12 @@ def run_torch(zero_torch, contract: Contract, arrays: dict, hypers: dict):
     return [from_torch(o) for o in as_tuple(call(zero_torch, contract, t, hypers))]
 
 
-def expected_values(contract: Contract, arrays: dict, hypers: dict) -> list[np.ndarray]:
+def expected_values(contract: Contract, arrays: dict, hypers: dict,
+                    twin: str = "jax") -> list[np.ndarray]:
     fn = getattr(oracle, contract.name)
-    return [np.asarray(o) for o in as_tuple(fn(**arrays, **hypers))]
+    draws = oracle.DRAWS.get(contract.name)  # a random function: given the twin's draws
+    extra = {} if draws is None else {"uniforms": draws(twin, arrays)}
+    return [np.asarray(o) for o in as_tuple(fn(**arrays, **hypers, **extra))]
 
 
 def ulps(dt: np.dtype) -> float:
@@ -455,7 +458,7 @@ class RewardTester:
             return
         got = run_torch(zero_torch, self.contract, arrays, hypers)
         dtypes = expected_torch_dtypes(self.contract, arrays)
-        want = expected_values(self.contract, arrays, hypers)
+        want = expected_values(self.contract, arrays, hypers, twin="torch")
         scale = tolerance_scale(self.contract, arrays, hypers)
         for i, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
             compare(g, w, dt, f"{where} output {i}", scale)

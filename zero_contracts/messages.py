@@ -80,3 +80,6 @@ TABLE_TOO_LARGE = (
     "num_answers"
 )
 ROLES_SHAPE = "baselines must have num_roles={count} entries [R], got shape {got}"
+
+# ------------------------------------------------------------ random controls
+KEY_SHAPE = "{name} must be a single PRNG key or an integer seed, got shape {got}"

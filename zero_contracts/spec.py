@@ -180,6 +180,31 @@ PAPERS: dict[str, Paper] = {
         2024,
         "2402.03300",
     ),
+    "empo": Paper(
+        "empo",
+        "EMPO",
+        "Right Question is Already Half the Answer: Fully Unsupervised LLM Reasoning "
+        "Incentivization",
+        "Qingyang Zhang et al.",
+        2025,
+        "2504.05812",
+    ),
+    "spurious": Paper(
+        "spurious",
+        "Spurious Rewards",
+        "Spurious Rewards: Rethinking Training Signals in RLVR",
+        "Rulin Shao et al.",
+        2025,
+        "2506.10947",
+    ),
+    "urlvr": Paper(
+        "urlvr",
+        "URLVR",
+        "How Far Can Unsupervised RLVR Scale LLM Training?",
+        "Bingxiang He et al.",
+        2026,
+        "2603.08660",
+    ),
 }
 
 
@@ -631,6 +656,102 @@ _CONTRACT_LIST = [
         detached=False,
         differentiable_in=("values",),
     ),
+    Contract(
+        name="semantic_cluster_rewards",
+        module="empo",
+        paper="empo",
+        where_in_paper="§3, semantic-cluster reward (the published code's "
+        "semantic_entropy_math_reward)",
+        equation="r_ij = answered_ij n_i(c_ij) / K, n_i(c) = #{k : c_ik = c}",
+        summary="EMPO's reward: each response is paid its semantic cluster's share of the group.",
+        args=(
+            Arg("clusters", "int", _BK, nonempty=_BK),
+            Arg("answered", "bool", _BK),
+        ),
+        returns="[B, K]",
+        output="float",
+    ),
+    Contract(
+        name="semantic_entropy_filter",
+        module="empo",
+        paper="empo",
+        where_in_paper="§3, entropy thresholding (the published code keeps H_i < log K)",
+        equation="keep_i = H_i < max_entropy log K, H_i = -sum_c (n_ic / K) log(n_ic / K)",
+        summary="EMPO's prompt filter: keep the groups whose semantic entropy is low enough.",
+        args=(Arg("clusters", "int", _BK, nonempty=_BK),),
+        hypers=(
+            Hyper("max_entropy", "real", 1.0, static=False, lo=0.0, hi=1.0, expected="in [0, 1]"),
+        ),
+        returns="[B]",
+        output="bool",
+    ),
+    Contract(
+        name="random_rewards",
+        module="controls",
+        paper="spurious",
+        where_in_paper="§3, random reward (the published code's random_reward_fn)",
+        equation="r_i = m_i 1[u_i < rate], u_i ~ U[0, 1) float32 drawn from key",
+        summary="Spurious-reward control: a seeded 0/1 coin per response at a given rate.",
+        args=(
+            Arg("key", "int", ()),
+            Arg("mask", "bool", _B, nonempty=_B),
+        ),
+        hypers=(
+            Hyper("rate", "real", 0.5, static=False, lo=0.0, hi=1.0, expected="in [0, 1]"),
+        ),
+        output="float",
+    ),
+    Contract(
+        name="format_rewards",
+        module="controls",
+        paper="spurious",
+        where_in_paper="§3, format reward (the published code's format_reward_fn)",
+        equation="r_i = 1[f_i]",
+        summary="Spurious-reward control: 1 for a response whose answer could be extracted.",
+        args=(Arg("format_valid", "bool", _B, nonempty=_B),),
+        output="float",
+    ),
+    Contract(
+        name="wrong_label_rewards",
+        module="controls",
+        paper="spurious",
+        where_in_paper="§3, incorrect reward (agreement with a wrong majority label)",
+        equation="r_ij = 1[a_ij = w_i], w_i = argmax_{c != t_i} n_ic (smallest id on ties)",
+        summary="Spurious-reward control: agreement with the group's most voted wrong answer.",
+        args=(Arg("answers", "int", _BK, nonempty=_BK), Arg("truth", "int", _B)),
+        returns="[B, K]",
+        output="float",
+    ),
+    Contract(
+        name="point_biserial",
+        module="urlvr",
+        paper="urlvr",
+        where_in_paper="§4, proxy-truth correlation of an intrinsic reward",
+        equation="r_pb = (mean_{t=1} x - mean_{t=0} x) sqrt(n_1 n_0) / (n s_x), "
+        "s_x the population std; NaN if x or t is constant",
+        summary="Point-biserial correlation of a proxy reward with the true correctness.",
+        args=(
+            Arg("proxy", "float", _B, value="finite", nonempty=_B),
+            Arg("truth", "bool", _B),
+        ),
+        returns="[]",
+        output="float",
+    ),
+    Contract(
+        name="collapse_step",
+        module="urlvr",
+        paper="urlvr",
+        where_in_paper="§5, Model Collapse Step (first step the reward accuracy falls below 1%)",
+        equation="step = min{t : v_s < threshold for t <= s < t + patience}, -1 if none",
+        summary="The first step of a run whose logged value falls below a threshold, or -1.",
+        args=(Arg("values", "float", ("T",)),),
+        hypers=(
+            Hyper("threshold", "real", 0.01, static=False, expected="a finite number"),
+            Hyper("patience", "count", 1, keyword_only=True),
+        ),
+        returns="[]",
+        output="count",
+    ),
 ]
 
 # Issue 39: published-code modes, frozen labels for the MM-Zero solver, role baselines.
@@ -639,8 +760,8 @@ _CONTRACT_LIST += [
         name="challenger_rewards_published",
         module="r_zero",
         paper="r_zero",
-        where_in_paper="published code (examples/reward_function/caller_penalty.py, "
-        "compute_score)",
+        where_in_paper="published code: examples/reward_function/caller_penalty.py "
+        "(compute_score)",
         equation="r_i = min(p_i, 1 - p_i) - |C_i| / B if v_i, else -1 - |C_i| / B",
         summary="R-Zero challenger reward as its published code trains it: unclipped, "
         "-1 when invalid.",
@@ -660,8 +781,8 @@ _CONTRACT_LIST += [
         name="learnability_reward_published",
         module="azr",
         paper="azr",
-        where_in_paper="published code (rewards/reward_managers.py: a zero reward becomes "
-        "-0.5, a bad format -1; issue #37)",
+        where_in_paper="published code: rewards/reward_managers.py (a zero reward becomes "
+        "-0.5; a bad format -1; issue #37)",
         equation="r_i = 1 - s_i if v_i and 0 < s_i < 1; -0.5 if v_i and s_i in {0, 1}; "
         "-1 if not v_i",
         summary="Absolute Zero's proposer reward as its published code trains it.",

@@ -18,7 +18,9 @@ from zero_jax._checks import checked
 from zero_jax.advantages import ADVANTAGE_PRESETS, group_advantages, multi_reward_advantages
 from zero_jax.azr import learnability_reward, learnability_reward_published
 from zero_jax.confidence import self_certainty, token_entropy
+from zero_jax.controls import format_rewards, random_rewards, wrong_label_rewards
 from zero_jax.dapo import informative_groups, overlong_penalty
+from zero_jax.empo import semantic_cluster_rewards, semantic_entropy_filter
 from zero_jax.g_zero import hint_delta, proposer_rewards
 from zero_jax.metrics import VoteMetrics, pass_at_k, vote_metrics
 from zero_jax.mm_zero import coder_rewards, solver_rewards, solver_rewards_frozen
@@ -32,6 +34,7 @@ from zero_jax.r_zero import (
     uncertainty_reward,
 )
 from zero_jax.roles import role_baseline_advantages
+from zero_jax.urlvr import collapse_step, point_biserial
 
 __all__ = [
     "ADVANTAGE_PRESETS",
@@ -58,10 +61,16 @@ __all__ = [
     "token_entropy",
     "uncertainty_reward",
     "vote_metrics",
-    # issue 39
     "BAND_PRESETS",
     "challenger_rewards_published",
     "learnability_reward_published",
     "role_baseline_advantages",
     "solver_rewards_frozen",
+    "semantic_cluster_rewards",
+    "semantic_entropy_filter",
+    "random_rewards",
+    "format_rewards",
+    "wrong_label_rewards",
+    "point_biserial",
+    "collapse_step",
 ]

@@ -66,7 +66,7 @@ def learnability_reward_published(solve_rate: Any, valid: Any) -> jax.Array:
     ``r_i = 1 - s_i if v_i and 0 < s_i < 1; -0.5 if v_i and s_i in {0, 1}; -1 if not v_i``
 
     Absolute Zero: Reinforced Self-play Reasoning with Zero Data (Andrew Zhao et al., 2025),
-    published code (rewards/reward_managers.py: a zero reward becomes -0.5, a bad format -1;
+    published code: rewards/reward_managers.py (a zero reward becomes -0.5; a bad format -1;
     issue #37), https://arxiv.org/abs/2505.03335.  Output ``[B]``: the dtype of
     ``solve_rate``; detached (no gradient).
 

@@ -274,7 +274,7 @@ def challenger_rewards_published(
     ``r_i = min(p_i, 1 - p_i) - |C_i| / B if v_i, else -1 - |C_i| / B``
 
     R-Zero: Self-Evolving Reasoning LLM from Zero Data (Chengsong Huang et al., 2025),
-    published code (examples/reward_function/caller_penalty.py, compute_score),
+    published code: examples/reward_function/caller_penalty.py (compute_score),
     https://arxiv.org/abs/2508.05004.  Output ``[B]``: the dtype of ``consistency``;
     detached (no gradient).
 

@@ -34,6 +34,7 @@ from zero_stacks._batch import Batch
 from zero_stacks.base import StackReward
 from zero_stacks.challenger import ChallengerReward
 from zero_stacks.coder import CoderFeedback, CoderReward
+from zero_stacks.controls import EmpoReward, FormatReward, RandomReward, WrongLabelReward
 from zero_stacks.overlong import OverlongPenalty
 from zero_stacks.proposer import ProposerReward
 from zero_stacks.roles import RoleAdvantageEstimator, RoleBaselines
@@ -48,12 +49,16 @@ __all__ = [
     "ChallengerReward",
     "CoderFeedback",
     "CoderReward",
+    "EmpoReward",
+    "FormatReward",
     "OverlongPenalty",
     "ProposerReward",
+    "RandomReward",
     "RewardFn",
     "RoleAdvantageEstimator",
     "RoleBaselines",
     "SolverReward",
     "StackReward",
     "VoteDiagnostics",
+    "WrongLabelReward",
 ]
