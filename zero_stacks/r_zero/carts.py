@@ -57,8 +57,8 @@ FILLER = "_"
 @dataclasses.dataclass(frozen=True)
 class Cart:
     """``items``: (price, quantity) pairs; ``hidden``: ``None`` (deduction) or
-    ``(item, field)`` with field 0 the price, 1 the quantity (abduction); ``total``: the
-    total shown on an abduction cart (``None`` on deduction)."""
+    ``(item, field)`` with field 0 the price, 1 the quantity (abduction), that field held
+    as 0; ``total``: the total shown on an abduction cart (``None`` on deduction)."""
 
     items: tuple[tuple[int, int], ...]
     hidden: tuple[int, int] | None = None
@@ -165,8 +165,10 @@ def draw(rng: np.random.Generator, kind: str, items: int | None = None) -> Cart:
     )
     if kind == "deduction":
         return Cart(pairs)
-    hidden = (int(rng.integers(n)), int(rng.integers(2)))
-    return Cart(pairs, hidden, sum(p * q for p, q in pairs))
+    item, field = int(rng.integers(n)), int(rng.integers(2))
+    shown = [list(pq) for pq in pairs]
+    shown[item][field] = 0  # a hidden field is held as 0, as parse() reads it
+    return Cart(tuple((p, q) for p, q in shown), (item, field), sum(p * q for p, q in pairs))
 
 
 def eval_carts(seed: int, per_kind: int) -> list[Cart]:
