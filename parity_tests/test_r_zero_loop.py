@@ -271,3 +271,37 @@ def test_every_arm_runs_a_few_steps_inside_the_stack(stack, tmp_path):
             assert len(rewards) == 2 and all(0 <= r <= 1 for r in rewards)
         assert it["dataset"]["written"] == 16
     assert record["provenance"]["git_revision"]
+
+
+# ------------------------------------------------------------------ the README section
+
+
+def _readme_commands() -> list[str]:
+    """The shell lines of the ``bash`` blocks of examples/r_zero/README.md's first section
+    ("R-Zero end to end"), which the lead copies into the project README."""
+    text = (ROOT / "examples/r_zero/README.md").read_text(encoding="utf-8")
+    section = text.split("\n## ")[0] if text.startswith("## ") else text.split("\n## ")[1]
+    commands = []
+    for block in section.split("```bash\n")[1:]:
+        body = block.split("```")[0]
+        commands += [line for line in body.splitlines() if line.strip()]
+    return commands
+
+
+def test_readme_section_runs_as_written(tmp_path):
+    """Every command of the section, as written, from a checkout (the CPU smoke sizes)."""
+    import os
+    import shlex
+    import subprocess
+
+    if importlib.util.find_spec("trl") is None:
+        pytest.skip("trl is not installed (the [trl] extra)")
+    commands = _readme_commands()
+    assert commands and all(c.startswith("python ") for c in commands)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for command in commands:
+        argv = [sys.executable, *shlex.split(command)[1:]]
+        argv = [a.replace("/tmp/", f"{tmp_path}/") for a in argv]
+        done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=600)  # fmt: skip
+        assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"

@@ -92,6 +92,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write every number and the provenance")
     p.add_argument("--plot", metavar="FILE.png", help="write the per-iteration figure")
     p.add_argument("--quiet", action="store_true", help="print only the summary")
+    p.add_argument("--merge", nargs="+", metavar="RUN.json",
+                   help="run nothing: join the seeds of these records (same stack, arms and "
+                   "settings), print the outcome, write --json / --plot")  # fmt: skip
     for cls, prefix in ((Settings, ""), (models.ModelConfig, "")):
         for f in dataclasses.fields(cls):
             value = f.default
@@ -300,6 +303,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     argv = sys.argv[1:] if argv is None else list(argv)
     p = parser()
     args = p.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, args.json, args.plot)
     fresh = [s for s in args.seeds if s >= FRESH_FROM]
     if fresh and not args.fresh:
         p.error(f"seeds {fresh} are fresh (>= {FRESH_FROM}), kept for the pre-registered run; "
@@ -307,6 +312,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if "random" in args.arms and "coevolve" not in args.arms:
         p.error("the random arm copies the coevolve arm's reward rate: run it with coevolve")
     set_threads(args.stack, args.threads)
+    if args.stack == "tunix":  # every phase builds a new GRPOLearner: compile each program once
+        import tempfile
+
+        import jax
+
+        cache = tempfile.mkdtemp(prefix="r-zero-xla-")
+        jax.config.update("jax_compilation_cache_dir", cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     s, m = configs(args)
     prov = provenance(argv, args.stack)
     log = (lambda x: None) if args.quiet else (lambda x: print(x, flush=True))
@@ -341,6 +354,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     if args.plot:
         plot(result, args.plot)
+    return result
+
+
+def merge(paths: Sequence[str], json_path: str | None, plot_path: str | None) -> dict[str, Any]:
+    """One record from several runs of the same configuration (e.g. seeds run in two
+    processes side by side): seeds joined in the given order, each run's provenance kept."""
+    runs = [json.loads(Path(x).read_text()) for x in paths]
+    same = ("stack", "arms", "settings", "model")
+    for r in runs[1:]:
+        for k in same:
+            if r[k] != runs[0][k]:
+                raise SystemExit(f"{k} differs between {paths[0]} and the other records")
+    result = {k: runs[0][k] for k in (*same, "frozen")}
+    result["provenance"] = [r["provenance"] for r in runs]
+    result["seeds"] = [s for r in runs for s in r["seeds"]]
+    result["wall_time_s"] = [r["wall_time_s"] for r in runs]
+    result["merged_from"] = [Path(x).name for x in paths]
+    result["outcome"] = outcome(result)
+    print(outcome_text(result["outcome"]))
+    if json_path:
+        Path(json_path).write_text(json.dumps(result, indent=1) + "\n")
+    if plot_path:
+        plot(result, plot_path)
     return result
 
 
