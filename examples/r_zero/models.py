@@ -1,8 +1,10 @@
 """Small GPT-2-shaped Challenger and Solver for the cart domain, warm-started, in each stack.
 
-The warm start stands in for a pretrained base model: the Solver learns the seed's
-labelled carts (never an evaluation cart) by supervised AdamW, and the Challenger learns
-to write well-formed carts (``<question> ... </question> \\boxed{A}``).  TRL gets a
+The warm start stands in for a pretrained base model, one for every run seed as in
+R-Zero (trained once from ``base_seed``): the Solver learns labelled carts outside the
+held-out quarter of the cart space (so never an evaluation cart of any seed) by
+supervised AdamW, and the Challenger learns to write well-formed carts
+(``<question> ... </question> \\boxed{A}``).  TRL gets a
 ``transformers`` GPT-2 built from a config; Tunix gets the GPT-2-shaped NNX model of
 ``examples/ttrl/tunix_ttrl.py`` (reused, with a longer position table).  Nothing is
 downloaded.
@@ -11,6 +13,7 @@ downloaded.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -36,36 +39,37 @@ class ModelConfig:
     heads: int = 2
     dropout: float = 0.0
     labelled: int = 3000  # the seed's labelled carts for the Solver's warm start
-    warm_solver_steps: int = 1500
+    warm_solver_steps: int = 1000
     warm_challenger_steps: int = 300
     warm_batch: int = 64
     warm_lr: float = 2e-3
     weight_decay: float = 0.01
+    base_seed: int = 0  # the one warm start ("base model") every run seed starts from
 
 
 def _index() -> dict[str, int]:
     return {w: i for i, w in enumerate(carts.words())}
 
 
-def labelled_carts(seed: int, n: int, exclude: set[str]) -> list[carts.Cart]:
-    """The seed's labelled carts (half of each kind), none an evaluation question."""
+def labelled_carts(seed: int, n: int) -> list[carts.Cart]:
+    """The warm start's labelled carts (half of each kind), none held out
+    (:func:`carts.held_out`: no evaluation cart of any seed is among them)."""
     rng = np.random.default_rng([seed, 37, 4])
     out: list[carts.Cart] = []
     while len(out) < n:
         cart = carts.draw(rng, carts.KINDS[len(out) % 2])
-        if carts.key(carts.question_text(cart)) not in exclude:
+        if not carts.held_out(cart):
             out.append(cart)
     return out
 
 
-def warm_rows(role: str, seed: int, cfg: ModelConfig, exclude: set[str]
-              ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def warm_rows(role: str, seed: int, cfg: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     """Token ids ``[N, T]`` and a float mask ``[N, T]`` of the positions whose token is a
     target (the completion and its ``</s>``), right-padded with ``<pad>``."""
     index = _index()
     if role == "solver":
         pairs = [(carts.solver_prompt(carts.question_text(c)), carts.answer_text(carts.truth(c)))
-                 for c in labelled_carts(seed, cfg.labelled, exclude)]  # fmt: skip
+                 for c in labelled_carts(seed, cfg.labelled)]  # fmt: skip
     else:
         rng = np.random.default_rng([seed, 37, 5])
         pairs = []
@@ -83,14 +87,25 @@ def warm_rows(role: str, seed: int, cfg: ModelConfig, exclude: set[str]
     return ids, mask
 
 
-def eval_keys(seed: int, per_kind: int) -> set[str]:
-    return {carts.key(carts.question_text(c)) for c in carts.eval_carts(seed, per_kind)}
+#: Warm starts made in this process, by stack and configuration (every seed and arm starts
+#: from copies of them).
+_WARM: dict[tuple[str, ModelConfig], tuple[Any, Any]] = {}
+
+
+def warm_roles(stack: str, cfg: ModelConfig, cache: str | None = None) -> tuple[Any, Any]:
+    """Copies of the warm-started (challenger, solver) of ``stack``: trained once per
+    process from ``cfg.base_seed`` (the "base model" every seed starts from), or read from
+    ``cache`` (a directory; TRL only) where an earlier process saved them."""
+    if (stack, cfg) not in _WARM:
+        _WARM[stack, cfg] = (_trl_roles if stack == "trl" else _tunix_roles)(cfg, cache)
+    challenger, solver = _WARM[stack, cfg]
+    return challenger.copy(), solver.copy()
 
 
 # ------------------------------------------------------------------ TRL
 
 
-def trl_roles(seed: int, cfg: ModelConfig, per_kind: int) -> tuple[Any, Any]:
+def _trl_roles(cfg: ModelConfig, cache: str | None) -> tuple[Any, Any]:
     """Warm-started (challenger, solver) as :class:`zero_stacks.r_zero.trl.TrlRole`, on
     CUDA when it exists."""
     import torch
@@ -100,37 +115,52 @@ def trl_roles(seed: int, cfg: ModelConfig, per_kind: int) -> tuple[Any, Any]:
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     tok = carts.tokenizer()
-    exclude = eval_keys(seed, per_kind)
     roles = []
-    for r, (role, steps, tokens) in enumerate(
-        (
+    for r, (role, steps, tokens) in enumerate((
             ("challenger", cfg.warm_challenger_steps, CHALLENGER_TOKENS),
-            ("solver", cfg.warm_solver_steps, SOLVER_TOKENS),
-        )
-    ):
-        torch.manual_seed(seed * 10 + r)
+            ("solver", cfg.warm_solver_steps, SOLVER_TOKENS))):  # fmt: skip
+        seed = cfg.base_seed * 10 + r
+        torch.manual_seed(seed)
         model = GPT2LMHeadModel(GPT2Config(
             vocab_size=len(carts.words()), n_positions=POSITIONS, n_embd=cfg.dim,
             n_layer=cfg.layers, n_head=cfg.heads, resid_pdrop=cfg.dropout,
             embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout, bos_token_id=1, eos_token_id=2,
             pad_token_id=0)).to(device)  # fmt: skip
         model.generation_config.pad_token_id = 0
-        ids, mask = (torch.from_numpy(x).to(device) for x in warm_rows(role, seed, cfg, exclude))
-        opt = torch.optim.AdamW(model.parameters(), lr=cfg.warm_lr, weight_decay=cfg.weight_decay)
-        gen = torch.Generator().manual_seed(seed * 10 + r)
-        model.train()
-        for _ in range(steps):
-            pick = torch.randint(0, ids.shape[0], (cfg.warm_batch,), generator=gen).to(device)
-            x, m = ids[pick].long(), mask[pick]
-            logp = torch.log_softmax(model(x).logits[:, :-1].float(), -1)
-            nll = -logp.gather(-1, x[:, 1:, None])[..., 0]
-            loss = (nll * m[:, 1:]).sum() / m[:, 1:].sum()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        name = hashlib.sha256(repr((role, cfg)).encode()).hexdigest()[:16]
+        path = None if cache is None else Path(cache) / f"trl-{role}-{name}.pt"
+        if path is not None and path.exists():
+            model.load_state_dict(torch.load(path, map_location=device))
+        else:
+            _torch_warm(model, *warm_rows(role, cfg.base_seed, cfg), cfg, steps, seed)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                torch.save(model.state_dict(), path)
         model.eval()
         roles.append(TrlRole(model, tok, max_tokens=tokens))
     return roles[0], roles[1]
+
+
+def _torch_warm(model: Any, ids: np.ndarray, mask: np.ndarray, cfg: ModelConfig, steps: int,
+                seed: int) -> None:  # fmt: skip
+    """Minibatch AdamW on the masked next-token loss."""
+    import torch
+
+    x_all = torch.from_numpy(ids).long().to(model.device)
+    m_all = torch.from_numpy(mask).to(model.device)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.warm_lr, weight_decay=cfg.weight_decay)
+    gen = torch.Generator().manual_seed(seed)
+    model.train()
+    for _ in range(steps):
+        pick = torch.randint(0, x_all.shape[0], (cfg.warm_batch,), generator=gen)
+        x, m = x_all[pick.to(model.device)], m_all[pick.to(model.device)]
+        logp = torch.log_softmax(model(x, attention_mask=torch.ones_like(x)).logits[:, :-1]
+                                 .float(), -1)  # fmt: skip
+        nll = -logp.gather(-1, x[:, 1:, None])[..., 0]
+        loss = (nll * m[:, 1:]).sum() / m[:, 1:].sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 
 
 # ------------------------------------------------------------------ Tunix
@@ -148,8 +178,9 @@ def _tunix_ttrl() -> Any:
     return sys.modules["tunix_ttrl"]
 
 
-def tunix_roles(seed: int, cfg: ModelConfig, per_kind: int) -> tuple[Any, Any]:
-    """Warm-started (challenger, solver) as :class:`zero_stacks.r_zero.tunix.TunixRole`."""
+def _tunix_roles(cfg: ModelConfig, cache: str | None) -> tuple[Any, Any]:
+    """Warm-started (challenger, solver) as :class:`zero_stacks.r_zero.tunix.TunixRole`
+    (``cache`` is not used: the JAX warm start is a few seconds)."""
     from flax import nnx
 
     from zero_stacks.r_zero.tunix import TunixRole
@@ -157,14 +188,13 @@ def tunix_roles(seed: int, cfg: ModelConfig, per_kind: int) -> tuple[Any, Any]:
     tt = _tunix_ttrl()
     tt.MAX_LEN = POSITIONS  # the position table of the reused model
     tok = carts.tokenizer()
-    exclude = eval_keys(seed, per_kind)
     roles = []
     for r, (role, steps, tokens, prompt_tokens) in enumerate((
             ("challenger", cfg.warm_challenger_steps, CHALLENGER_TOKENS, CHALLENGER_PROMPT_TOKENS),
             ("solver", cfg.warm_solver_steps, SOLVER_TOKENS, SOLVER_PROMPT_TOKENS))):  # fmt: skip
-        model = tt.Policy(len(carts.words()), cfg, rngs=nnx.Rngs(seed * 10 + r))
-        ids, mask = warm_rows(role, seed, cfg, exclude)
-        _jax_warm(model, ids, mask, cfg, steps, seed * 10 + r)
+        model = tt.Policy(len(carts.words()), cfg, rngs=nnx.Rngs(cfg.base_seed * 10 + r))
+        ids, mask = warm_rows(role, cfg.base_seed, cfg)
+        _jax_warm(model, ids, mask, cfg, steps, cfg.base_seed * 10 + r)
         roles.append(TunixRole(model, tok, max_tokens=tokens, max_prompt_tokens=prompt_tokens))
     return roles[0], roles[1]
 

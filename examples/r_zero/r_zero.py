@@ -92,6 +92,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write every number and the provenance")
     p.add_argument("--plot", metavar="FILE.png", help="write the per-iteration figure")
     p.add_argument("--quiet", action="store_true", help="print only the summary")
+    p.add_argument(
+        "--warm-cache",
+        metavar="DIR",
+        help="TRL: keep the warm start here and reuse it (a run started beside "
+        "this one with the same settings reads it instead of training again)",
+    )
     p.add_argument("--merge", nargs="+", metavar="RUN.json",
                    help="run nothing: join the seeds of these records (same stack, arms and "
                    "settings), print the outcome, write --json / --plot")  # fmt: skip
@@ -323,13 +329,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     s, m = configs(args)
     prov = provenance(argv, args.stack)
     log = (lambda x: None) if args.quiet else (lambda x: print(x, flush=True))
-    build = models.trl_roles if args.stack == "trl" else models.tunix_roles
     arms = [a for a in ARMS if a in args.arms]
     start = time.perf_counter()
     records = []
     for seed in args.seeds:
         t = time.perf_counter()
-        challenger, solver = build(seed, m, s.eval_per_kind)
+        challenger, solver = models.warm_roles(args.stack, m, args.warm_cache)
         warm_s = round(time.perf_counter() - t, 1)
         log(f"seed {seed}: warm start {warm_s} s")
         rec = run_arms(challenger, solver, s, seed, arms, log)

@@ -87,18 +87,18 @@ class Settings:
 
     iterations: int = 3
     # challenger phase
-    challenger_steps: int = 30
+    challenger_steps: int = 15
     challenger_generations: int = 8  # completions per prompt ("new deduction", "new abduction")
     challenger_lr: float = 1e-4
     votes: int = 8  # Solver samples per generated question (>= 4)
     vote_temperature: float = 0.5
     bleu_threshold: float = 0.5
     # dataset phase
-    pool: int = 256
+    pool: int = 128
     band_low: float = 0.25
     band_high: float = 0.75
     # solver phase
-    solver_steps: int = 40
+    solver_steps: int = 30
     solver_prompts: int = 8
     solver_generations: int = 8
     solver_lr: float = 5e-5
