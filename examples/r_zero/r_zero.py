@@ -39,8 +39,8 @@ from zero_stacks.r_zero import ARM_HELP, ARMS, Settings, run_arms  # noqa: E402
 #: Tuning seeds are below FRESH_FROM; seeds from FRESH_FROM on are the pre-registered run's.
 FRESH_FROM = 300
 #: The pre-registered outcome (PREREGISTRATION.md): metric, arms compared, test.
-PRIMARY = "greedy"
-SECONDARY = "pass@1"
+PRIMARY = "pass@1"
+SECONDARY = "greedy"
 ALPHA = 0.05
 #: A configuration small enough for CI: every arm, a few steps each.
 SMOKE = {
@@ -331,7 +331,28 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     log = (lambda x: None) if args.quiet else (lambda x: print(x, flush=True))
     arms = [a for a in ARMS if a in args.arms]
     start = time.perf_counter()
-    records = []
+    records: list[dict[str, Any]] = []
+    result: dict[str, Any] = {}
+
+    def save(done: bool) -> None:
+        """The record so far (written after every seed, so a stopped run keeps its seeds)."""
+        prov["load_average_now"] = list(os.getloadavg())
+        result.update({
+            "stack": args.stack,
+            "provenance": prov,
+            "settings": dataclasses.asdict(s),
+            "model": dataclasses.asdict(m),
+            "frozen": s == Settings() and m == models.ModelConfig(),
+            "arms": arms,
+            "seeds": records,
+            "complete": done,
+            "wall_time_s": round(time.perf_counter() - start, 1),
+        })  # fmt: skip
+        result["outcome"] = outcome(result)
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+
     for seed in args.seeds:
         t = time.perf_counter()
         challenger, solver = models.warm_roles(args.stack, m, args.warm_cache)
@@ -340,23 +361,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         rec = run_arms(challenger, solver, s, seed, arms, log)
         rec["warm_start_s"] = warm_s
         records.append(rec)
-    prov["load_average_end"] = list(os.getloadavg())
-    result = {
-        "stack": args.stack,
-        "provenance": prov,
-        "settings": dataclasses.asdict(s),
-        "model": dataclasses.asdict(m),
-        "frozen": s == Settings() and m == models.ModelConfig(),
-        "arms": arms,
-        "seeds": records,
-        "wall_time_s": round(time.perf_counter() - start, 1),
-    }
-    result["outcome"] = outcome(result)
+        save(False)
+    save(True)
     print(outcome_text(result["outcome"]))
     print(f"{len(records)} seeds x {len(arms)} arms in {result['wall_time_s']:.0f} s")
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
     if args.plot:
         plot(result, args.plot)
     return result
