@@ -24,21 +24,29 @@ class TrlRole:
     """One role as a TRL policy.
 
     ``model``: a ``transformers`` causal LM; ``tokenizer``: its tokenizer (its pad and eos
-    tokens are used); ``max_tokens``: completion length.  Prompts of different token
-    lengths are left-padded, which shifts the positions of a model with learned absolute
-    positions (GPT-2): give such a model prompts of one length (the cart domain does)."""
+    tokens are used); ``max_tokens``: completion length; ``prompt``: how the loop's plain
+    prompt (``"new deduction"``, a question) is written for this model (an instruction, a
+    chat template; default: as it is); ``grpo_options``: more ``GRPOConfig`` fields.
+    Prompts of different token lengths are left-padded, which shifts the positions of a
+    model with learned absolute positions (GPT-2): give such a model prompts of one length
+    (the cart domain does)."""
 
     rewards = rewards
 
     def __init__(self, model: Any, tokenizer: Any, *, max_tokens: int,
+                 prompt: Callable[[str], str] | None = None,
                  grpo_options: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         self.model, self.tokenizer, self.max_tokens = model, tokenizer, max_tokens
+        self.prompt = prompt
         self.tokenizer.padding_side = "left"
         self.grpo_options = dict(grpo_options or {})
 
     def copy(self) -> TrlRole:
         return TrlRole(copy.deepcopy(self.model), self.tokenizer, max_tokens=self.max_tokens,
-                       grpo_options=self.grpo_options)  # fmt: skip
+                       prompt=self.prompt, grpo_options=self.grpo_options)  # fmt: skip
+
+    def _texts(self, prompts: Sequence[str]) -> list[str]:
+        return [self.prompt(p) if self.prompt else p for p in prompts]
 
     def sample(self, prompts: Sequence[str], n: int, temperature: float | None,
                seed: int, chunk: int = 1024) -> list[list[str]]:  # fmt: skip
@@ -53,7 +61,7 @@ class TrlRole:
         per = max(1, chunk // n)
         with torch.no_grad():
             for i in range(0, len(prompts), per):
-                enc = self.tokenizer(list(prompts[i : i + per]), return_tensors="pt",
+                enc = self.tokenizer(self._texts(prompts[i : i + per]), return_tensors="pt",
                                      padding=True).to(self.model.device)  # fmt: skip
                 options: dict[str, Any] = {"do_sample": False}
                 if temperature is not None:
@@ -81,7 +89,7 @@ class TrlRole:
 
         hf_logging.set_verbosity_error()
         steps = len(prompts) // prompts_per_step
-        data = Dataset.from_dict({"prompt": list(prompts), **{k: list(v) for k, v in
+        data = Dataset.from_dict({"prompt": self._texts(prompts), **{k: list(v) for k, v in
                                                               columns.items()}})  # fmt: skip
         cuda = torch.cuda.is_available()
         with tempfile.TemporaryDirectory() as out_dir, warnings.catch_warnings():

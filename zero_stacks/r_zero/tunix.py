@@ -31,23 +31,28 @@ def _mesh() -> Any:
 
 class TunixRole:
     """One role as a Tunix policy (``model`` an ``nnx.Module``, ``tokenizer`` a Hugging
-    Face or Tunix tokenizer).  Tunix builds each token's position from its padding mask,
+    Face or Tunix tokenizer; ``prompt`` as in :class:`~zero_stacks.r_zero.trl.TrlRole`).
+    Tunix builds each token's position from its padding mask,
     so prompts of different lengths keep their positions here."""
 
     rewards = rewards
 
     def __init__(self, model: Any, tokenizer: Any, *, max_tokens: int, max_prompt_tokens: int,
+                 prompt: Callable[[str], str] | None = None,
                  sample_chunk: int = 512) -> None:  # fmt: skip
         self.model, self.tokenizer = model, tokenizer
         self.max_tokens, self.max_prompt_tokens = max_tokens, max_prompt_tokens
-        self.sample_chunk = sample_chunk
+        self.prompt, self.sample_chunk = prompt, sample_chunk
 
     def copy(self) -> TunixRole:
         from flax import nnx
 
         return TunixRole(nnx.clone(self.model), self.tokenizer, max_tokens=self.max_tokens,
-                         max_prompt_tokens=self.max_prompt_tokens,
+                         max_prompt_tokens=self.max_prompt_tokens, prompt=self.prompt,
                          sample_chunk=self.sample_chunk)  # fmt: skip
+
+    def _texts(self, prompts: Sequence[str]) -> list[str]:
+        return [self.prompt(p) if self.prompt else p for p in prompts]
 
     def sample(self, prompts: Sequence[str], n: int, temperature: float | None,
                seed: int) -> list[list[str]]:  # fmt: skip
@@ -61,7 +66,7 @@ class TunixRole:
             sampler_lib.CacheConfig(cache_size=self.max_prompt_tokens + self.max_tokens,
                                     num_layers=cfg.num_layers, num_kv_heads=cfg.num_kv_heads,
                                     head_dim=cfg.head_dim))  # fmt: skip
-        rows = [p for p in prompts for _ in range(n)]
+        rows = [p for p in self._texts(prompts) for _ in range(n)]
         size = min(self.sample_chunk, len(rows))
         texts: list[str] = []
         for k, i in enumerate(range(0, len(rows), size)):
@@ -115,7 +120,7 @@ class TunixRole:
         def batches() -> Iterator[dict[str, np.ndarray]]:
             for step in range(steps):
                 a, b = step * prompts_per_step, (step + 1) * prompts_per_step
-                yield {"prompts": np.array(prompts[a:b]),
+                yield {"prompts": np.array(self._texts(prompts[a:b])),
                        **{k: np.array(v[a:b]) for k, v in columns.items()}}  # fmt: skip
 
         learner = grpo_lib.GRPOLearner(
