@@ -260,7 +260,6 @@ def plot(result: dict[str, Any], path: str) -> None:
          "mean vote share of the pool's questions"),
         (axes[1, 0], lambda r: r["dataset"].get("clusters", np.nan) / max(1, r["dataset"][
             "distinct"]), "distinct BLEU clusters / distinct questions in the pool"),
-        (axes[1, 1], lambda r: r["dataset"].get("kept", np.nan), "questions kept for the Solver"),
         (axes[1, 2], lambda r: np.mean(r["challenger"]["reward"][-5:]) if "challenger" in r
          else np.nan, "Challenger reward (last 5 steps of each phase)"),
     ]  # fmt: skip
@@ -272,6 +271,23 @@ def plot(result: dict[str, Any], path: str) -> None:
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("iteration")
         ax.set_xticks(x1)
+    ax = axes[1, 1]  # where the pool's questions sit: the vote-share histogram
+    votes = result["settings"]["votes"]
+    centers = np.arange(1, votes + 1) / votes
+    for arm, it, style in (("fixed_challenger", n_it - 1, "-"), ("coevolve", 0, ":"),
+                           ("coevolve", n_it - 1, "-")):  # fmt: skip
+        if arm not in arms:
+            continue
+        h = np.sum([s["arms"][arm][it]["dataset"].get("share_hist", [0] * votes) for s in seeds],
+                   axis=0).astype(float)  # fmt: skip
+        ax.plot(centers, h / max(h.sum(), 1), color=COLORS[arm], ls=style, marker="o", lw=2,
+                label=f"{arm}, iteration {it + 1}")  # fmt: skip
+    ax.axvspan(result["settings"]["band_low"], result["settings"]["band_high"], color="k",
+               alpha=0.07)  # fmt: skip
+    ax.set_title("vote share p of the pool's questions (shaded: band)", fontsize=10)
+    ax.set_xlabel("majority share of the Solver's votes")
+    ax.set_ylabel("share of answered questions")
+    ax.legend(fontsize=8)
     ax = axes[1, 3]
     o = outcome(result)
     if "primary" in o:
@@ -293,7 +309,8 @@ def plot(result: dict[str, Any], path: str) -> None:
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=len(arms), frameon=False, fontsize=11)
     st = result["settings"]
-    fig.suptitle(f"{result['stack']}: {len(seeds)} seeds, {n_it} iterations (Challenger "
+    plural = "s" * (len(seeds) != 1)
+    fig.suptitle(f"{result['stack']}: {len(seeds)} seed{plural}, {n_it} iterations (Challenger "
                  f"{st['challenger_steps']} steps, pool {st['pool']}, {st['votes']} votes at "
                  f"T={st['vote_temperature']}, Solver {st['solver_steps']} steps); thin: seeds, "
                  "thick: mean", y=0.945, fontsize=10)  # fmt: skip
