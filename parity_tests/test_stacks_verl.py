@@ -493,7 +493,7 @@ def test_every_number_is_one_the_library_returned(tokenizer_path, tokenizer, mon
 
         return fn
 
-    for name in ("pseudo_rewards", "solver_rewards"):
+    for name in ("pseudo_rewards", "solver_rewards", "solver_rewards_frozen"):
         monkeypatch.setattr(zero_torch, name, fake(name))
     rows = [
         ["\\boxed{1}", "x", "\\boxed{2}"],
@@ -522,8 +522,8 @@ def test_every_number_is_one_the_library_returned(tokenizer_path, tokenizer, mon
     got = zverl.compute_score_batch(["s"] * 2, ["\\boxed{2}", "\\boxed{3}"], ["2", "2"])
     assert got == list(returned["pseudo_rewards"][:, 0])
     got = zverl.compute_score("s", "\\boxed{2}", "2", alpha=0.5)
-    assert returned["solver_rewards"].shape == (1, 3)  # the label appended G + 1 = 2 times
-    assert got == returned["solver_rewards"][0, 0]
+    assert returned["solver_rewards_frozen"].shape == (1, 1)  # one reply, its label given
+    assert got == returned["solver_rewards_frozen"][0, 0]
 
 
 def test_a_tied_vote_does_not_depend_on_where_verl_put_the_responses(tokenizer_path, tokenizer):

@@ -163,24 +163,27 @@ class Recorder:
 
 class Coin:
     """The ``random`` arm's Solver reward: a 0/1 coin per completion, at step ``t`` with
-    the ``coevolve`` arm's mean reward of its step ``t`` of the same iteration.
+    the ``coevolve`` arm's mean reward of its step ``t`` of the same iteration, drawn by
+    the library's ``random_rewards`` (Spurious Rewards' random reward) from a seed that
+    depends on the run's seed and the step only.
 
-    TODO(library): replace the NumPy coin by the library's random-reward control
-    (``zero_torch`` / ``zero_jax`` ``random`` reward, being added by another helper) once
-    it lands, so that this number too comes from the library."""
+    (The pre-registered run of ``examples/r_zero`` drew this coin with NumPy; its JSON
+    records the commit that reproduces it.)"""
 
     __name__ = "coin"
 
-    def __init__(self, rates: Sequence[float], seed: int) -> None:
+    def __init__(self, rates: Sequence[float], seed: int, backend: Any) -> None:
         self.rates = [float(r) for r in rates] or [0.0]
-        self.rng = np.random.default_rng([seed, 37, 2])
+        self.seed, self.backend = int(seed), backend
         self.calls = 0
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any],
                  **kwargs: Any) -> list[float]:  # fmt: skip
         rate = self.rates[min(self.calls, len(self.rates) - 1)]
+        key = (self.seed * 1_000_003 + 37 * 7919 + self.calls) % 2**31  # a 32-bit seed
         self.calls += 1
-        return (self.rng.random(len(completions)) < rate).astype(float).tolist()
+        mask = np.ones(len(completions), dtype=bool)
+        return [float(x) for x in self.backend.run("random_rewards", key, mask, rate)]
 
 
 def _library(role: Role) -> Any:
@@ -328,7 +331,7 @@ def solver_phase(solver: Role, pool: Pool, s: Settings, seed: int, arm: str,
     prompts = [carts.solver_prompt(pool.questions[pick[i]]) for i in order]
     columns = {"label": [labels[i] for i in order]}
     if arm == "random":
-        reward: Callable[..., list[float]] = Coin(rates or [], seed)
+        reward: Callable[..., list[float]] = Coin(rates or [], seed, _library(solver))
     else:
         reward = solver.rewards.SolverReward(s.solver_generations, labels_column="label")
     rec = Recorder(reward)

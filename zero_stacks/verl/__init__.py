@@ -174,7 +174,7 @@ def compute_score_batch(
     label (``"4"``, ``4`` or text with a ``\\boxed{}``), scored by
     :class:`SolverReward` with ``labels_column``: ``1[answer == label]`` from
     ``zero_torch.pseudo_rewards``, or with ``alpha`` the format term of
-    ``zero_torch.solver_rewards``; ``band=True`` zeroes a response whose
+    ``zero_torch.solver_rewards_frozen``; ``band=True`` zeroes a response whose
     ``extra_info[consistency_key]`` (the vote share its label was frozen with) lies
     outside ``[low, high]`` (``zero_torch.curriculum_mask``).  An empty or
     unparseable label is a ``ValueError``.  ``data_sources`` is not read.

@@ -98,7 +98,7 @@ class VoteBatchRewardManager(AbstractRewardManager):
         if from_rm is not None:
             return from_rm
         prompt_length = data.batch["prompts"].shape[-1]
-        lengths = data.batch["attention_mask"][:, prompt_length:].sum(dim=-1)
+        lengths = data.batch["attention_mask"][:, prompt_length:].count_nonzero(dim=-1)
         responses = data.batch["responses"]
         texts = [
             self.tokenizer.decode(responses[i][: int(lengths[i])], skip_special_tokens=True)
@@ -164,7 +164,7 @@ class VoteRewardManager(RewardManagerBase):
     ) -> None:
         super().__init__(config, tokenizer, compute_score)
         options = dict(_config_get(config, "reward.reward_kwargs", None) or {})
-        timeout = options.pop("group_timeout", 3600.0)
+        timeout = options.pop("group_timeout", 3600)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise TypeError(f"reward.reward_kwargs.group_timeout must be seconds, got {timeout!r}")
         if not (math.isfinite(timeout) and timeout > 0):
@@ -222,7 +222,7 @@ class VoteRewardManager(RewardManagerBase):
         data = data[-1:]  # as verl's managers: a multi-turn trajectory is scored by its last output
         item = data[0]
         response_ids = item.batch["responses"]
-        length = int(item.batch["attention_mask"][-response_ids.shape[-1] :].sum())
+        length = int(item.batch["attention_mask"][-response_ids.shape[-1] :].count_nonzero())
         valid = response_ids[:length]
         loop = asyncio.get_running_loop()
         text = await loop.run_in_executor(
