@@ -1,35 +1,18 @@
-"""Cheap decisions taken before math-verify is asked: plain numbers, and answers to refuse.
+"""Cheap decisions taken in the caller's process before math-verify is asked.
 
-Pure functions, cheap next to a single math-verify call:
-
-* :func:`fast_equivalent` settles a pair of plain numbers (integers, decimals,
-  integer fractions) with exact rational arithmetic, and only where the result
-  provably equals math-verify's (``parse`` of ``\\boxed{answer}`` then
-  ``verify`` in either direction); everything else is left to math-verify.
+* :func:`fast_equivalent` settles a pair of plain numbers (integers, decimals
+  with at most 6 places, integer fractions) with exact rational arithmetic,
+  only where that provably gives math-verify's verdict (``parse`` of
+  ``\\boxed{answer}``, ``verify`` either way): integers and fractions parse to
+  SymPy Rationals, compared exactly; a decimal parses to a Float, equal to a
+  number when both agree after ``round(6)``, so values on the 10**-6 grid are
+  equal exactly when their values are, and values 10**-6 apart never are.
+  A decimal within 10**-6 of an off-grid fraction is left to math-verify.
+* :func:`summary_verdict` settles a pair from what the helpers read of each
+  answer (:data:`zero_text._mathpool.Summary`), where ``verify`` provably agrees.
 * :func:`unbounded` flags answers whose evaluation by SymPy has no useful bound
-  (towers of powers, huge exponents or factorials, enormous literals), found
-  by a small magnitude estimate; they are then compared by exact string only.
-* :func:`tame` tells answers that cannot blow up evaluation (no powers,
-  factorials, sums, ...), which skip the probe comparison in the helpers.
-
-Why the fast path agrees with math-verify (read from math-verify 0.9's parser and
-grader with latex2sympy2_extended 1.11; the agreement is tested against the
-installed math-verify itself, so a release that changes it fails the tests):
-
-* An integer, ``\\frac{p}{q}`` (also ``\\dfrac`` / ``\\tfrac``, signs anywhere
-  math-verify accepts them) or ``p/q`` parses to an exact SymPy ``Rational``.
-  Two rationals are compared by string, then exactly (``Integer ==``, or
-  ``doit() ==``), then by ``simplify(a - b).is_zero``: all exact, so the answer
-  is ``value(a) == value(b)``.
-* A decimal parses to a ``Float`` (``0.5`` to ``Rational(1, 2)``), and a pair
-  with a ``Float`` is equal when both sides agree after ``round(6)``, or when
-  ``simplify(a - b)`` is zero. With at most 6 decimals and 15 significant
-  digits, a decimal is exactly a point of the 10**-6 grid: equal values are
-  equal, and values at least 10**-6 apart can be neither equal after rounding
-  nor symbolically. Closer pairs (a decimal within 10**-6 of a fraction that is
-  not on the grid, e.g. ``0.333333`` and ``\\frac{1}{3}``, which math-verify
-  calls equal) and decimals with more than 6 decimals are left to math-verify,
-  whose float rounding decides them.
+  (compared by exact string only); :func:`tame` tells answers that cannot blow
+  up evaluation. The agreement with the installed math-verify is tested.
 """
 
 from __future__ import annotations
@@ -37,8 +20,9 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from typing import Any
 
-__all__ = ["fast_equivalent", "number_value", "tame", "unbounded"]
+__all__ = ["fast_equivalent", "number_value", "summary_verdict", "tame", "unbounded"]
 
 _MAX_INT_DIGITS = 30  # digits of an integer, numerator or denominator on the fast path
 _MAX_DECIMALS = 6  # math-verify's float_rounding
@@ -54,14 +38,7 @@ _SLASH = re.compile(r"(" + _SIGNED + r")/(" + _SIGNED + r")")
 
 
 def number_value(answer: str) -> tuple[Fraction, bool] | None:
-    """``(value, is_decimal)`` of a plain number on the fast path, else None.
-
-    Accepted (after :func:`zero_text.normalize_answer`, no inner spaces):
-    ``-?N`` (no leading zeros, at most 30 digits), ``-?N.D`` with at most 6
-    decimals and 15 significant digits, ``-?\\frac{P}{Q}`` / ``\\dfrac`` /
-    ``\\tfrac`` and ``P/Q`` with signed integers P, Q (Q != 0). Anything else
-    (mixed numbers, percentages, commas, ``1e3``, units, ...) returns None.
-    """
+    """``(value, is_decimal)`` of a plain number on the fast path, else None."""
     if len(answer) > 2 * _MAX_INT_DIGITS + 16:
         return None
     if _INTEGER.fullmatch(answer):
@@ -92,12 +69,29 @@ def number_value(answer: str) -> tuple[Fraction, bool] | None:
     return None
 
 
-def fast_equivalent(a: str, b: str) -> bool | None:
-    """math-verify's verdict on two normalised answers when it is provable, else None.
+def summary_verdict(sa: Any, sb: Any) -> bool | None:
+    """``verify``'s verdict on two read answers (``(exact, numbers, strings)``) when
+    provable, else None.
 
-    Defined for pairs of plain numbers (see :func:`number_value`); None means
-    "ask math-verify". The module docstring gives the argument.
+    Two parses of only Rationals and strings: ``verify`` compares Rationals
+    exactly and strings by equality (non-empty), and never a string with an
+    expression, so "any equal pair" is its verdict either way. Two parses of
+    real variable-free values at least ``max(1e-5, 1e-9 * magnitude)`` apart
+    fail every test of ``sympy_expr_eq`` (``round(6)``, ``evalf``, ``simplify``
+    keep them apart) unless they share a string.
     """
+    (qa, xa, ta), (qb, xb, tb) = sa, sb
+    shared = any(t and t in tb for t in ta)
+    if qa is not None and qb is not None:
+        return shared or any(x == y for x in qa for y in qb)
+    if xa and xb and not shared:
+        if all(abs(x - y) > max(1e-5, 1e-9 * max(abs(x), abs(y))) for x in xa for y in xb):
+            return False
+    return None
+
+
+def fast_equivalent(a: str, b: str) -> bool | None:
+    """math-verify's verdict on two normalised answers when it is provable, else None."""
     va, vb = number_value(a), number_value(b)
     if va is None or vb is None:
         return None
@@ -123,14 +117,7 @@ _MAX_TAME_DIGITS = 15
 
 
 def tame(answer: str) -> bool:
-    """True when the answer cannot make SymPy's evaluation blow up (no probe needed).
-
-    Made only of short literals (at most 15 digits in a row), variables,
-    arithmetic, fractions, roots, ``\\pi``, relations, intervals and sets,
-    simple functions and text, in at most 200 characters: no powers, no
-    factorials, no sums, products, integrals or binomials. Such an answer is
-    read by math-verify without the probe comparison that others get first.
-    """
+    """True when the answer cannot make SymPy's evaluation blow up (no probe needed)."""
     return (
         len(answer) <= _MAX_TAME_LENGTH
         and _TAME.fullmatch(answer) is not None
@@ -171,17 +158,7 @@ class _Unknown(Exception):
 
 
 class _Estimator:
-    """Magnitude of a variable-free LaTeX expression, as a float (inf when it overflows).
-
-    Reads numbers, ``+ - * / ^ !``, ``\\cdot``, ``\\times``, ``\\div``,
-    ``\\pi``, brackets and braces, ``\\frac`` / ``\\dfrac`` / ``\\tfrac`` and
-    ``\\sqrt``; powers are left-associative like latex2sympy's (``a^b^c`` is
-    ``(a^b)^c``), an unbraced exponent is read whole (``2^123`` is ``2**123``), a
-    product may be implicit (``2(3)``). Raises :class:`_Huge`
-    when an exponent exceeds 10**6 or a factorial's operand 10**5 in absolute
-    value, :class:`_Unknown` on anything else. Only magnitudes matter, so
-    values are kept as absolute values, which bound every intermediate result.
-    """
+    """Magnitude of a variable-free LaTeX expression, as a float (inf when it overflows)."""
 
     def __init__(self, text: str) -> None:
         self.tokens: list[str] = []
@@ -305,11 +282,7 @@ def _pow(base: float, exponent: float) -> float:
 
 
 def _matching(s: str, start: int) -> int:
-    """Index of the bracket closing the one at ``s[start]``, or len(s) if it never closes.
-
-    Counts only the bracket kind opened at ``start``; escaped braces ``\\{``
-    ``\\}`` are skipped. Linear in the distance scanned.
-    """
+    """Index of the bracket closing the one at ``s[start]``, or len(s) if it never closes."""
     opening = s[start]
     closing = _OPEN[opening]
     depth = 0
@@ -412,25 +385,7 @@ def _too_large(text: str, limit: float) -> bool:
 
 
 def unbounded(answer: str) -> bool:
-    """True for an answer whose evaluation may not finish: compared by exact string only.
-
-    A cheap estimate of magnitudes (no SymPy) flags an answer when, in a
-    variable-free part of it (so ``x^{2}``, ``e^{-x^2}`` and ``(n-1)!`` are
-    never flagged), a power has an exponent above 10**6 (Math-Verify issue
-    #65's ``5^{(5^{(5^{(5^5)})} - 4)}``, ``x^{5^{5^5}}``, ``2^{10^{7}}``) or
-    a factorial an operand above 10**5 (``(10^9)!``, ``(((3!)!)!)!``), and
-    always when it is longer than 1000 characters or holds a digit run longer
-    than 300. It reads answers as latex2sympy does: ``**`` is a power, an
-    unbraced exponent is read whole (``10^1000000000``), a factorial after a power
-    applies to the power (``10^{7}!``), and ``\\left( ... \\right)`` are brackets.
-    ``2^{2^{10}}`` and ``10^{400}`` are not flagged (SymPy handles
-    them); neither is what the estimate cannot read (other commands), which
-    the time limit still bounds.
-
-    Cheap: an answer over 1000 characters is flagged at once, and below that
-    the scan is at worst quadratic in the length (nested groups), well under
-    a millisecond for ordinary answers.
-    """
+    """True for an answer whose evaluation may not finish: compared by exact string only."""
     if len(answer) > _MAX_LENGTH:
         return True
     if max((len(m) for m in _DIGIT_RUN.findall(answer)), default=0) > _MAX_DIGIT_RUN:

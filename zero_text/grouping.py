@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _mathpool
-from ._fastmath import fast_equivalent, tame, unbounded
-from ._mathpool import Job, Request, Result
+from ._fastmath import fast_equivalent, summary_verdict, tame, unbounded
 from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
-__all__ = ["close_math_workers", "group_answers", "math_equivalent"]
+__all__ = ["GroupedAnswers", "close_math_workers", "group_answers", "math_equivalent"]
 
 Equivalence = Literal["exact", "math"] | Callable[[str, str], bool]
 Unparseable = Literal["distinct", "bucket", "r_zero"]
@@ -26,14 +26,39 @@ _SKIP = object()
 _BUCKET = object()
 Key = Any  # a normalised answer (str) or one of the sentinels
 
-# A comparison is a generator: it may ask the math-verify helpers (yield a request,
-# receive the result) and returns the verdict.
-Compare = Callable[[str, str], Generator[Request, Result, bool]]
+# A comparison is a generator: it may ask the helper processes (yield a request,
+# receive the reply) and returns True, False or None (the newcomer is undecided).
+Request = tuple[Any, ...]  # ("read", answer, probe) or ("cmp", a, b)
+Compare = Callable[[str, str], Generator[Request, Any, bool | None]]
+_CUT = object()  # the reply to a request cut off by the call's time budget
+_STARTUP_LIMIT = 120.0  # seconds without any reply before the helpers are declared broken
+
+
+class GroupedAnswers(tuple[np.ndarray, int]):
+    """What :func:`group_answers` returns: the pair ``(ids, num_answers)``, which unpacks as
+    before, with the attribute ``cut_off``: how many replies were grouped as unparseable
+    because math-verify could not decide them within the call's time budget (0 unless
+    ``equivalence="math"`` met an answer that stalls)."""
+
+    cut_off: int
+
+    def __new__(cls, ids: np.ndarray, num_answers: int, cut_off: int = 0) -> GroupedAnswers:
+        out = super().__new__(cls, (ids, num_answers))
+        out.cut_off = cut_off
+        return out
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self[0]
+
+    @property
+    def num_answers(self) -> int:
+        return self[1]
 
 
 def _check_math_available() -> None:
     try:
-        found = importlib.util.find_spec("math_verify") is not None
+        found = all(importlib.util.find_spec(m) is not None for m in ("math_verify", "pebble"))
     except (ImportError, ValueError):
         found = False
     if not found:
@@ -67,104 +92,92 @@ def _check_processes(processes: object) -> int:
 class _MathState:
     """What one call has learnt about its answers (shared by its rows).
 
-    ``refused`` answers are compared by exact string only: the static guard
-    flagged them, math-verify parsed nothing from them, or they ran over the
-    time limit. ``guarded`` answers passed the guard; ``prepared`` ones were
-    also parsed within the limit, and probed first unless they are tame (see
-    :func:`zero_text._fastmath.tame`), so an answer that SymPy cannot evaluate
-    runs over on its own rather than in a comparison. ``verdicts`` holds every
-    pair math-verify has compared (the check is symmetric, so one per pair);
-    ``strikes`` counts, per representative, comparisons that ran over: the
-    newcomer is blamed first, and a representative at its second strike is
-    refused too.
+    ``reads`` maps an answer to its :data:`zero_text._mathpool.Summary`, None
+    (refused: the static guard flagged it or math-verify parsed nothing; then
+    compared by exact string only) or :data:`_CUT`; ``verdicts`` holds each
+    pair compared (the check is symmetric). ``undecided`` answers had a read
+    or a comparison (as the newcomer) cut off: they are grouped as
+    unparseable in every row of the call.
     """
 
     def __init__(self) -> None:
-        self.guarded: set[str] = set()
-        self.prepared: set[str] = set()
-        self.refused: set[str] = set()
-        self.verdicts: dict[tuple[str, str], bool] = {}
-        self.strikes: dict[str, int] = {}
+        self.reads: dict[str, Any] = {}
+        self.verdicts: dict[tuple[str, str], Any] = {}
+        self.undecided: set[str] = set()
 
-    def compare(self, rep: str, cand: str) -> Generator[Request, Result, bool]:
+    def compare(self, rep: str, cand: str) -> Generator[Request, Any, bool | None]:
         verdict = fast_equivalent(rep, cand)
         if verdict is not None:
             return verdict
-        if rep in self.refused or cand in self.refused:
+        for answer in (rep, cand):
+            if answer not in self.reads:  # rows run interleaved: set only once replied
+                guarded = unbounded(answer)
+                reply = None if guarded else (yield ("read", answer, not tame(answer)))
+                self.reads[answer] = reply
+            if self.reads[answer] is _CUT:
+                self.undecided.add(answer)
+        if cand in self.undecided:
+            return None
+        sa, sb = self.reads[rep], self.reads[cand]
+        if rep in self.undecided or sa is None or sb is None:
             return False
+        verdict = summary_verdict(sa, sb)
+        if verdict is not None:
+            return verdict
         pair = (rep, cand) if rep < cand else (cand, rep)
-        known = self.verdicts.get(pair)
-        if known is not None:
-            return known
-        for answer in (rep, cand):
-            if answer not in self.guarded:
-                if unbounded(answer):
-                    self.refused.add(answer)
-                    return False
-                self.guarded.add(answer)
-        for answer in (rep, cand):
-            if answer not in self.prepared:
-                status = yield ("read" if tame(answer) else "prep", answer)
-                if status != "ok":  # nothing parsed, or over the limit
-                    self.refused.add(answer)
-                    return False
-                self.prepared.add(answer)
-        equal = yield ("cmp", rep, cand)
-        if equal is None:  # over the limit: not equivalent, and the newcomer is refused
-            self.refused.add(cand)
-            self.strikes[rep] = self.strikes.get(rep, 0) + 1
-            if self.strikes[rep] >= 2:
-                self.refused.add(rep)
-            return False
-        self.verdicts[pair] = bool(equal)
-        return bool(equal)
+        if pair not in self.verdicts:
+            self.verdicts[pair] = yield ("cmp", *pair)
+        if self.verdicts[pair] is _CUT:
+            self.undecided.add(cand)
+            return None
+        return bool(self.verdicts[pair])
 
 
 def _calling(checker: Callable[[str, str], bool]) -> Compare:
-    def compare(rep: str, cand: str) -> Generator[Request, Result, bool]:
+    def compare(rep: str, cand: str) -> Generator[Request, Any, bool | None]:
         return bool(checker(rep, cand))
         yield  # pragma: no cover - makes this a generator that never asks
 
     return compare
 
 
-def _row_ids(keys: list[Key], compare: Compare | None) -> Generator[Request, Result, list[int]]:
-    """Greedy first-seen ids of one row; asks whatever ``compare`` asks."""
-    ids = [0] * len(keys)
-    exact_ids: dict[str, int] = {}
-    representatives: list[tuple[str, int]] = []  # (first member, id) in id order
-    bucket_id: int | None = None
-    skipped: list[int] = []
-    next_id = 0
-    for k, key in enumerate(keys):
-        if key is _SKIP:
-            skipped.append(k)
+def _groups(keys: list[Key], compare: Compare | None) -> Generator[Request, Any, dict[str, Any]]:
+    """Greedy grouping of one row: each answer to its group's first member (_CUT when
+    undecided); asks whatever ``compare`` asks."""
+    group: dict[str, Any] = {}
+    reps: list[str] = []
+    for key in keys:
+        if not isinstance(key, str) or key in group:
             continue
-        if key is _BUCKET:
-            if bucket_id is None:
-                bucket_id = next_id
-                next_id += 1
-            ids[k] = bucket_id
-            continue
-        found = exact_ids.get(key)
-        if found is None and compare is not None:
-            for rep, rep_id in representatives:
-                if (yield from compare(rep, key)):
-                    found = rep_id
+        found: Any = key
+        if compare is not None:
+            for rep in reps:
+                verdict = yield from compare(rep, key)
+                if verdict is None or verdict:
+                    found = _CUT if verdict is None else rep
                     break
-        if found is None:
-            found = next_id
-            next_id += 1
-            representatives.append((key, found))
-        exact_ids[key] = found
-        ids[k] = found
-    for k in skipped:
-        ids[k] = next_id
-        next_id += 1
+        group[key] = found
+        if found is key:
+            reps.append(key)
+    return group
+
+
+def _ids(labels: list[Key]) -> list[int]:
+    """First-seen ids of a row's labels; one shared id for _BUCKET, each _SKIP one after all."""
+    ids = [0] * len(labels)
+    seen: dict[Any, int] = {}
+    skipped = []
+    for k, label in enumerate(labels):
+        if label is _SKIP:
+            skipped.append(k)
+        else:
+            ids[k] = seen.setdefault(label, len(seen))
+    for n, k in enumerate(skipped):
+        ids[k] = len(seen) + n
     return ids
 
 
-def _finish_locally(job: Generator[Request, Result, Any]) -> Any:
+def _finish(job: Generator[Request, Any, Any]) -> Any:
     """Run a job that never asks the helpers; return its value."""
     try:
         request = next(job)
@@ -173,45 +186,73 @@ def _finish_locally(job: Generator[Request, Result, Any]) -> Any:
     raise AssertionError(f"unexpected request {request!r}")  # pragma: no cover
 
 
-def _run_math(
-    jobs: list[Generator[Request, Result, Any]], *, timeout: float, processes: int
-) -> list[Any]:
-    """Values of ``jobs``; those that ask math-verify run on the helper processes.
+def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes: int) -> list[Any]:
+    """Values of ``jobs``, whose requests run on the helper processes, all at once.
 
-    Each job is started here; one that finishes without a request (exact
-    duplicates, the fast path, refused answers) never touches a process, and
-    the pool is only started when some job needs it.
+    Equal requests run once. Each may run ``limit`` seconds; once one has been
+    stopped, the call's budget is spent: every request not done that involves
+    an answer :func:`tame` does not vouch for is cut off (replied :data:`_CUT`)
+    without running, so however many answers stall, the call waits about one
+    ``limit`` for them.
     """
     values: list[Any] = [None] * len(jobs)
+    waiting: dict[Request, list[int]] = {}
+    running: dict[Future[Any], Request] = {}
+    replies: dict[Request, Any] = {}
+    pool: Any = None
+    spent = False
 
-    def wrap(i: int, job: Generator[Request, Result, Any]) -> Job:
-        values[i] = yield from job
+    def risky(request: Request) -> bool:
+        return not all(tame(answer) for answer in request[1:] if isinstance(answer, str))
 
-    def primed() -> Iterator[tuple[Job, Request]]:
-        for i, job in enumerate(jobs):
-            wrapped = wrap(i, job)
+    def step(i: int, reply: Any) -> None:
+        nonlocal pool
+        while True:
             try:
-                request = next(wrapped)
-            except StopIteration:
+                request = jobs[i].send(reply)
+            except StopIteration as stop:
+                values[i] = stop.value
+                return
+            if request in replies or (spent and risky(request)):
+                reply = replies.setdefault(request, _CUT)
                 continue
-            yield wrapped, request
+            if request not in waiting:
+                pool = pool or _mathpool.get_pool(processes)
+                work = _mathpool.read if request[0] == "read" else _mathpool.compare
+                running[pool.schedule(work, request[1:], timeout=limit)] = request
+                waiting[request] = []
+            waiting[request].append(i)
+            return
 
-    pending = primed()
-    first = next(pending, None)
-    if first is not None:
-
-        def chained() -> Iterator[tuple[Job, Request]]:
-            yield first
-            yield from pending
-
-        _mathpool.run_jobs(chained(), processes=processes, limit=timeout)
+    with _mathpool._LOCK:
+        for i in range(len(jobs)):
+            step(i, None)
+        while running:
+            done, _ = wait(
+                list(running), timeout=limit + _STARTUP_LIMIT, return_when=FIRST_COMPLETED
+            )
+            if not done:
+                _mathpool.close_pool(locked=True)
+                raise RuntimeError('equivalence="math": the helper processes did not reply')
+            for future in done:
+                request = running.pop(future)
+                try:
+                    replies[request] = future.result()
+                except (TimeoutError, CancelledError, OSError):  # over the limit, cut, crashed
+                    replies[request], spent = _CUT, True
+                if spent:
+                    for other, pending in running.items():
+                        if risky(pending):
+                            other.cancel()  # a running task's worker is killed
+                for i in waiting.pop(request):
+                    step(i, replies[request])
     return values
 
 
 def close_math_workers() -> None:
     """End the helper processes that ``equivalence="math"`` started (if any).
 
-    They are otherwise kept for the next call and killed at interpreter exit;
+    They are otherwise kept for the next call and stopped at interpreter exit;
     a later call starts new ones.
     """
     _mathpool.close_pool()
@@ -238,7 +279,7 @@ def math_equivalent(a: str, b: str, *, timeout: float = 1.0) -> bool:
     if na == nb:
         return True
     state = _MathState()
-    (verdict,) = _run_math([state.compare(na, nb)], timeout=limit, processes=1)
+    (verdict,) = _run_math([state.compare(na, nb)], limit, 1)
     return bool(verdict)
 
 
@@ -313,7 +354,7 @@ def group_answers(
     equivalence: Equivalence = "exact",
     timeout: float = 1.0,
     processes: int = 1,
-) -> tuple[np.ndarray, int]:
+) -> GroupedAnswers:
     """Assign each reply an answer id so that equal answers share an id.
 
     Every reply goes through :func:`zero_text.extract_boxed` and
@@ -439,11 +480,30 @@ def group_answers(
         )
     rows = _validate_replies(replies)
 
-    jobs = [_row_ids(_row_keys(row, unparseable), compare) for row in rows]
+    keys = [_row_keys(row, unparseable) for row in rows]
+    jobs = [_groups(row, compare) for row in keys]
     if state is not None:
-        row_ids = _run_math(jobs, timeout=limit, processes=workers)
+        groups = _run_math(jobs, limit, workers)
     else:
-        row_ids = [_finish_locally(job) for job in jobs]
-    ids = np.asarray(row_ids, dtype=np.int64).reshape(len(rows), len(rows[0]))
+        groups = [_finish(job) for job in jobs]
+    cut = _BUCKET if unparseable == "bucket" else _SKIP
+    undecided = state.undecided if state is not None else set()
+    labels = [
+        [
+            cut
+            if isinstance(k, str) and (k in undecided or group[k] is _CUT)
+            else group[k]
+            if isinstance(k, str)
+            else k
+            for k in row
+        ]
+        for row, group in zip(keys, groups, strict=True)
+    ]
+    cut_off = sum(
+        isinstance(k, str) and label is cut
+        for row, row_labels in zip(keys, labels, strict=True)
+        for k, label in zip(row, row_labels, strict=True)
+    )
+    ids = np.asarray([_ids(row) for row in labels], dtype=np.int64).reshape(len(rows), -1)
     num_answers = max(1, int(ids.max(initial=0)) + 1)
-    return ids, num_answers
+    return GroupedAnswers(ids, num_answers, cut_off)
