@@ -29,7 +29,7 @@ import pytest
 import zero_text as zt
 import zero_text._mathpool as mathpool
 import zero_text.grouping as grouping
-from zero_text._fastmath import fast_equivalent, number_value, unbounded
+from zero_text._fastmath import fast_equivalent, number_value, summary_verdict, unbounded
 
 math_verify = pytest.importorskip("math_verify", reason="math_verify backs equivalence='math'")
 
@@ -126,10 +126,7 @@ def wait_gone(pids: list[int], seconds: float = 10.0) -> list[int]:
 def pool_pids() -> list[int]:
     pool = mathpool._POOL
     assert pool is not None
-    pids = [h.pid for h in pool.slots if h.pid is not None]
-    if pool.server is not None:
-        pids.append(pool.server.proc.pid)
-    return pids
+    return list(pool._pool_manager.worker_manager.workers)  # pebble's workers, by pid
 
 
 # --------------------------------------------------------------------------- fast path
@@ -199,26 +196,22 @@ HELPER_FORMS = [
 ]
 
 
-def test_helper_shortcuts_give_verify_s_verdict():
-    """The helper's exact-rational and clearly-apart shortcuts against math-verify."""
-    from zero_text._mathworker import _Checker
-
-    checker = _Checker()
-    decided = {"rationals": 0, "apart": 0}
+def test_read_summaries_give_verify_s_verdict():
+    """Pairs settled from what the helpers read (exact rationals, values clearly apart)
+    against math-verify itself."""
+    summaries = {a: mathpool.read(a, probe=True) for a in HELPER_FORMS}
+    decided = {True: 0, False: 0}
     for i, a in enumerate(HELPER_FORMS):
         for b in HELPER_FORMS[i + 1 :]:
-            pa, pb = checker.parsed(a), checker.parsed(b)
-            if checker.exact_rationals(pa, pb) is not None:
-                decided["rationals"] += 1
-            elif checker.apart(a, b):
-                decided["apart"] += 1
-            else:
-                continue
-            assert checker.cmp(a, b) == verify_naive(a, b), (a, b)
-    assert decided["rationals"] >= 20 and decided["apart"] >= 60, decided
+            verdict = summary_verdict(summaries[a], summaries[b])
+            if verdict is not None:
+                assert verdict == verify_naive(a, b), (a, b)
+                decided[verdict] += 1
+            assert mathpool.compare(a, b) == verify_naive(a, b), (a, b)
+    assert decided[True] >= 5 and decided[False] >= 60, decided
     # values within the margin go to verify itself: 1/3 and 0.333333 are equal for it
-    assert not checker.apart(r"\frac{1}{3}", "0.333333")
-    assert checker.cmp(r"\frac{1}{3}", "0.333333") and checker.cmp("12", "12 units")
+    assert summary_verdict(summaries[r"\frac{1}{3}"], summaries["0.333333"]) is None
+    assert mathpool.read("}{", probe=False) is None  # nothing parsed
 
 
 def test_plain_numbers_start_no_process():
@@ -291,32 +284,35 @@ def test_parallel_rows_give_the_same_ids(warm_pool):
     zt.group_answers([[box("1")]], equivalence="math", processes=1)  # back to one helper
 
 
+class LocalPool:
+    """Runs each request at once in this process and records it (no helper processes)."""
+
+    def __init__(self):
+        self.requests: list[tuple] = []
+
+    def schedule(self, fn, args, timeout=None):
+        from concurrent.futures import Future
+
+        self.requests.append((fn.__name__, *args))
+        future: Future = Future()
+        future.set_result(fn(*args))
+        return future
+
+
 def test_work_asked_of_math_verify(monkeypatch):
     """Exact duplicates and plain numbers never reach math-verify; each distinct answer is
-    read once and each distinct pair compared at most once."""
-    requests: list[tuple[str, ...]] = []
-
-    def local(jobs, *, processes, limit):
-        for job, request in jobs:
-            while True:
-                requests.append(request)
-                reply = "ok" if request[0] != "cmp" else verify_naive(*request[1:])
-                try:
-                    request = job.send(reply)
-                except StopIteration:
-                    break
-
-    monkeypatch.setattr(mathpool, "run_jobs", local)
+    read once and each distinct pair compared at most once per call."""
+    pool = LocalPool()
+    monkeypatch.setattr(mathpool, "get_pool", lambda processes: pool)
     row = ["3", "3", "3.0", r"\frac{6}{2}", r"\sqrt{9}", r"\sqrt{9}", "x+1", "1+x", "x+1", "5"]
     ids, _ = zt.group_answers([[box(a) for a in row]] * 2, equivalence="math")
     assert ids.tolist() == [[0, 0, 0, 0, 0, 0, 1, 1, 1, 2]] * 2
-    preps = [r[1] for r in requests if r[0] in ("prep", "read")]
-    pairs = [r[1:] for r in requests if r[0] == "cmp"]
-    # "5" is a plain number, but "x+1" is not: that pair goes to math-verify
-    assert sorted(preps) == sorted(["3", r"\sqrt{9}", "x+1", "1+x", "5"])  # once per call
-    assert sorted(pairs) == sorted(  # once per call, although both rows need them
-        [("3", r"\sqrt{9}"), ("3", "x+1"), ("3", "1+x"), ("x+1", "1+x"), ("x+1", "5")]
-    )
+    reads = [r[1] for r in pool.requests if r[0] == "read"]
+    pairs = [r[1:] for r in pool.requests if r[0] == "compare"]
+    # "5" is a plain number, but "x+1" is not: that pair needs math-verify
+    assert sorted(reads) == sorted(["3", r"\sqrt{9}", "x+1", "1+x", "5"])  # once per call
+    # 3 and sqrt(9) read as the Rational 3, 5 and x+1 too far apart to need verify
+    assert sorted(pairs) == sorted([("3", "x+1"), ("1+x", "3"), ("1+x", "x+1")])
     for a, b in pairs:  # never a pair of plain numbers
         assert fast_equivalent(a, b) is None
 
@@ -377,6 +373,39 @@ def test_issue_65_answer_is_bounded(warm_pool, monkeypatch, guard, where, name):
     assert ordinary_ids(row_ids, row) == plain.tolist()[0] == [0, 0, 0]
 
 
+STALLS = [rf"(x+{i})^{{{1000000 - i}}}" for i in range(1, 7)]  # pass the guard, stall SymPy
+
+
+@pytest.mark.parametrize("unparseable", ["distinct", "bucket"])
+@pytest.mark.parametrize("where", ["main thread", "worker thread"])
+def test_stalling_replies_cost_one_limit_per_call(warm_pool, where, unparseable):
+    """Issue 35.4: six replies that pass the static guard but stall SymPy cost the call one
+    limit, not six; they are grouped as unparseable and counted in ``cut_off``."""
+    assert not any(unbounded(a) for a in STALLS)
+    limit = 1.0
+    row = [box(a) for a in STALLS] + [box("12"), box("12.0"), "no box"]
+    normal, _ = timed(lambda: zt.group_answers([row[6:]], equivalence="math"))
+
+    def call():
+        return zt.group_answers([row], equivalence="math", timeout=limit, unparseable=unparseable)
+
+    budget = limit + normal + 2 * MARGIN
+    if where == "main thread":
+        elapsed, out = timed(call)
+    else:
+        elapsed, out = in_thread(call, budget + 10)
+    assert elapsed < budget, f"{elapsed:.2f} s for 6 stalls, limit {limit}"
+    ids, num = out
+    assert out.cut_off == 6 and out.ids is ids and out.num_answers == num
+    if unparseable == "distinct":  # each undecided reply alone, after the parsed answers
+        assert ids.tolist() == [[1, 2, 3, 4, 5, 6, 0, 0, 7]]
+    else:  # with the replies that have no answer
+        assert ids.tolist() == [[1, 1, 1, 1, 1, 1, 0, 0, 1]]
+    again = zt.group_answers([[box(r"\sqrt{4}"), box("2"), box("x+1"), box("1+x")]],
+                             equivalence="math")
+    assert again.ids.tolist() == [[0, 0, 1, 1]] and again.cut_off == 0  # the pool recovered
+
+
 def test_math_equivalent_is_bounded(warm_pool, monkeypatch):
     assert zt.math_equivalent(r"\frac{1}{2}", "0.5")
     assert zt.math_equivalent(r"\sqrt{4}", "2")
@@ -428,26 +457,6 @@ def test_close_math_workers_ends_the_helpers():
     assert mathpool._POOL is None
 
 
-def test_without_fork_each_helper_is_its_own_process(monkeypatch):
-    """The path for platforms without fork (Windows): one subprocess per helper."""
-    zt.close_math_workers()
-    monkeypatch.setattr(mathpool, "_CAN_FORK", False)
-    monkeypatch.setattr(grouping, "unbounded", lambda answer: False)
-    try:
-        rows = [[box(r"\sqrt{4}"), box("2"), box("x+1"), box("1+x")]]
-        assert zt.group_answers(rows, equivalence="math")[0].tolist() == [[0, 0, 1, 1]]
-        pool = mathpool._POOL
-        assert pool is not None and pool.server is None and pool.slots[0].proc is not None
-        pids = [pool.slots[0].proc.pid]
-        row = [box("3"), box(TOWER), box(r"\sqrt{9}")]  # the replacement starts Python again
-        ids, _ = zt.group_answers([row], equivalence="math", timeout=0.5)
-        assert ids.tolist() == [[0, 1, 0]]
-        pids.append(mathpool._POOL.slots[0].proc.pid)
-    finally:
-        zt.close_math_workers()
-    assert wait_gone(pids) == []
-
-
 def run_script(tmp_path: Path, body: str, timeout: float = 120) -> dict:
     script = tmp_path / "script.py"  # a file, so that spawned processes can import it
     script.write_text(textwrap.dedent(body))
@@ -472,26 +481,30 @@ ROWS = [[box(r"\sqrt{4}"), box("2"), box("x+1"), box("1+x"), box("3")]]
 EXPECTED = [[0, 0, 1, 1, 2]]
 
 def pids():
-    return [h.pid for h in mp._POOL.slots] + [mp._POOL.server.proc.pid]
+    return list(mp._POOL._pool_manager.worker_manager.workers)
 """
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_fork_child_and_interpreter_exit_leave_no_process(tmp_path):
     out = run_script(tmp_path, COMMON + r"""
-assert zt.group_answers(ROWS, equivalence="math")[0].tolist() == EXPECTED
-parent = pids()
-read, write = os.pipe()
-child = os.fork()
-if child == 0:  # a fork (e.g. a data loader) after the pool started: it makes its own
-    ok = zt.group_answers(ROWS, equivalence="math")[0].tolist() == EXPECTED
-    os.write(write, json.dumps({"ok": ok, "pids": pids()}).encode())
-    os._exit(0)  # no atexit handlers: the fork server sees its socket close
-os.close(write)
-report = json.loads(os.read(read, 10000))
-os.waitpid(child, 0)
-again = zt.group_answers(ROWS, equivalence="math")[0].tolist() == EXPECTED
-print(json.dumps({"parent": parent, "same": pids() == parent, "again": again, **report}))
+def main():
+    assert zt.group_answers(ROWS, equivalence="math")[0].tolist() == EXPECTED
+    parent = pids()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # a fork (e.g. a data loader) after the pool started: it makes its own
+        ok = zt.group_answers(ROWS, equivalence="math")[0].tolist() == EXPECTED
+        os.write(write, json.dumps({"ok": ok, "pids": pids()}).encode())
+        os._exit(0)  # no atexit handlers: its helpers see their pipes close
+    os.close(write)
+    report = json.loads(os.read(read, 10000))
+    os.waitpid(child, 0)
+    again = zt.group_answers(ROWS, equivalence="math")[0].tolist() == EXPECTED
+    print(json.dumps({"parent": parent, "same": pids() == parent, "again": again, **report}))
+
+if __name__ == "__main__":
+    main()
 """)
     assert out["ok"] and out["again"] and out["same"]
     assert not set(out["pids"]) & set(out["parent"])
@@ -499,17 +512,19 @@ print(json.dumps({"parent": parent, "same": pids() == parent, "again": again, **
     assert wait_gone(out["parent"]) == []  # the parent's, after a normal exit
 
 
-def test_spawned_daemonic_worker_can_use_it(tmp_path):
+def test_a_daemonic_worker_gets_a_clear_error(tmp_path):
     out = run_script(tmp_path, COMMON + r"""
 import multiprocessing as mp_
 
 def work(_):
-    return zt.group_answers(ROWS, equivalence="math")[0].tolist(), pids()
+    try:
+        zt.group_answers(ROWS, equivalence="math")
+    except RuntimeError as exc:
+        return str(exc)
+    return "no error"
 
 if __name__ == "__main__":
     with mp_.get_context("spawn").Pool(1) as workers:  # daemonic processes
-        ids, helper_pids = workers.apply(work, (0,))
-    print(json.dumps({"ok": ids == EXPECTED, "pids": helper_pids}))
+        print(json.dumps({"error": workers.apply(work, (0,))}))
 """)
-    assert out["ok"]
-    assert wait_gone(out["pids"]) == []
+    assert "daemonic" in out["error"]

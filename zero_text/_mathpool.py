@@ -128,9 +128,9 @@ def compare(a: str, b: str) -> bool:
 
 def warm_up() -> None:
     """Import math-verify and what SymPy loads lazily (once, before any fork)."""
-    if _MV.get("warm"):
+    if "warm" in _MV:
         return
-    _MV["warm"] = True
+    _mv()["warm"] = True
     for text in _WARM_UP:
         read(text, True)
         compare(text, "2")

@@ -412,38 +412,43 @@ def group_answers(
             math-verify's verdict; answers whose evaluation has no useful
             bound (towers of powers, huge exponents, factorials or literals,
             more than 1000 characters) are compared by exact string only;
-            everything else runs in helper processes (see ``timeout``).
+            everything else runs in helper processes (see ``timeout``), whose
+            reading of an answer also settles plain-number pairs it parses to.
             A callable ``f(representative, candidate) -> bool`` plugs in your
             own checker, called in this thread; it receives normalised strings
             and its exceptions propagate.
-        timeout: ``equivalence="math"`` only: the time limit, in seconds, of
-            each step given to math-verify (reading a new answer, or comparing
-            two), in any thread. It counts the CPU time of the helper process
-            doing the step, so a loaded machine slows honest steps down without
-            failing them, and a step may take at most ``timeout + max(timeout,
-            1)`` seconds of wall time in all (just ``timeout`` where the
-            platform has no CPU-time timers). A step over the limit is stopped
-            by ending its helper process (a fresh one is forked in
-            milliseconds) and counts as "not equivalent"; the answer that ran
-            over (for a comparison, the newer one, and the representative too
-            once a second comparison with it runs over, so that one slow answer
-            cannot cost every later reply of its row the limit) is compared by
-            exact string only for the rest of the call. Ids are deterministic
-            unless a step lands near the limit. A ``timeout`` above 10**6 s
-            is used as 10**6 s.
-        processes: ``equivalence="math"`` only: helper processes, each working
-            on one row at a time (rows in parallel, for large batches whose rows
-            share few answers: each helper reads its rows' answers itself).
-            They are forked by one more process that has math-verify loaded,
-            reused by later calls, killed at interpreter exit or by
-            :func:`zero_text.close_math_workers`. Calls from several threads
-            are served one at a time.
+        timeout: ``equivalence="math"`` only: the time limit, in seconds
+            of wall time, of each step given to math-verify (reading a new
+            answer, or comparing two), in any thread, and the call's budget
+            for steps that stall. Every step of a call is queued at once on
+            the helper processes; a step over the limit is stopped by killing
+            its helper (pebble forks a ready replacement). After the first
+            stop, each step not yet done that involves an answer with powers,
+            factorials or other constructs SymPy may not finish (see
+            :func:`zero_text._fastmath.tame`) is cut off without running, so a
+            call takes at most its normal time plus about one ``timeout``
+            however many replies stall. An answer whose reading, or whose
+            comparison as the newer answer, was cut off or stopped is grouped
+            as ``unparseable`` says, in every row of the call; the result's
+            ``cut_off`` counts those replies. Ids are deterministic unless a
+            step lands near the limit. A ``timeout`` above 10**6 s is used as
+            10**6 s.
+        processes: ``equivalence="math"`` only: helper processes working on
+            the call's steps in parallel. They are started (from the
+            ``forkserver`` context, never a fork of this process) by the first
+            call that needs them, reused by later calls with the same
+            ``processes``, stopped at interpreter exit or by
+            :func:`zero_text.close_math_workers`. As with ``multiprocessing``,
+            a script needs an ``if __name__ == "__main__":`` guard, and a
+            daemonic process cannot start them. Calls from several threads are
+            served one at a time.
 
     Returns:
-        ``(ids, num_answers)``: ``ids`` is int64 [B, K] with values in
-        ``[0, num_answers)``; ``num_answers`` is the largest number of
-        distinct ids in any row (at least 1), the size to give one-hot or
-        count tensors.
+        A :class:`GroupedAnswers`, the pair ``(ids, num_answers)``: ``ids`` is
+        int64 [B, K] with values in ``[0, num_answers)``; ``num_answers`` is the
+        largest number of distinct ids in any row (at least 1), the size to give
+        one-hot or count tensors; its attribute ``cut_off`` counts the replies
+        grouped as unparseable because math-verify could not decide them in time.
 
     Raises:
         TypeError: bad container or element types, or an unsupported type for
