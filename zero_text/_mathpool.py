@@ -140,14 +140,17 @@ def warm_up() -> None:
 
 _POOL: Any = None
 _SIZE = 0
+_STARTED_SERVER = False
 _LOCK = threading.Lock()  # one call at a time uses the pool
 
 
 def _context() -> Any:
+    global _STARTED_SERVER
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     from multiprocessing import forkserver
 
+    _STARTED_SERVER = True
     preload = list(getattr(forkserver._forkserver, "_preload_modules", ["__main__"]))
     if "zero_text._mathpreload" not in preload:  # effective when the server starts
         forkserver.set_forkserver_preload([*preload, "zero_text._mathpreload"])
@@ -187,8 +190,17 @@ def close_pool(locked: bool = False) -> None:
 
 
 def _after_fork_in_child() -> None:
+    """The parent's workers, lock and fork server are not ours: forget them."""
     global _POOL, _LOCK
-    _POOL, _LOCK = None, threading.Lock()  # the parent's workers and lock are not ours
+    _POOL, _LOCK = None, threading.Lock()
+    if _STARTED_SERVER:  # multiprocessing would ask the parent's server for workers
+        from multiprocessing import forkserver
+
+        server: Any = forkserver._forkserver
+        if server._forkserver_alive_fd is not None:
+            os.close(server._forkserver_alive_fd)
+        server._forkserver_address = server._forkserver_alive_fd = None
+        server._forkserver_pid, server._lock = None, threading.Lock()
 
 
 atexit.register(close_pool)
