@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from typing import Any, Literal
@@ -11,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _mathpool
-from ._fastmath import fast_equivalent, summary_verdict, tame, unbounded
+from ._fastmath import fast_equivalent, number_value, summary_verdict, tame
 from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
 __all__ = ["GroupedAnswers", "close_math_workers", "group_answers", "math_equivalent"]
@@ -93,9 +94,8 @@ class _MathState:
     """What one call has learnt about its answers (shared by its rows).
 
     ``reads`` maps an answer to its :data:`zero_text._mathpool.Summary`, None
-    (refused: the static guard flagged it or math-verify parsed nothing; then
-    compared by exact string only) or :data:`_CUT`; ``verdicts`` holds each
-    pair compared (the check is symmetric). ``undecided`` answers had a read
+    (math-verify parsed nothing: compared by exact string only) or :data:`_CUT`;
+    ``verdicts`` holds each pair compared (the check is symmetric). ``undecided`` answers had a read
     or a comparison (as the newcomer) cut off: they are grouped as
     unparseable in every row of the call.
     """
@@ -105,23 +105,26 @@ class _MathState:
         self.verdicts: dict[tuple[str, str], Any] = {}
         self.undecided: set[str] = set()
 
+    def read(self, answer: str) -> Generator[Request, Any, Any]:
+        if answer not in self.reads:  # rows run interleaved: set only once replied
+            self.reads[answer] = yield ("read", answer, not tame(answer))
+        if self.reads[answer] is _CUT:
+            self.undecided.add(answer)
+        return self.reads[answer]
+
     def compare(self, rep: str, cand: str) -> Generator[Request, Any, bool | None]:
         verdict = fast_equivalent(rep, cand)
         if verdict is not None:
             return verdict
-        for answer in (rep, cand):
-            if answer not in self.reads:  # rows run interleaved: set only once replied
-                guarded = unbounded(answer)
-                reply = None if guarded else (yield ("read", answer, not tame(answer)))
-                self.reads[answer] = reply
-            if self.reads[answer] is _CUT:
-                self.undecided.add(answer)
         if cand in self.undecided:
             return None
-        sa, sb = self.reads[rep], self.reads[cand]
-        if rep in self.undecided or sa is None or sb is None:
+        sa = yield from self.read(rep)
+        if rep in self.undecided or sa is None:
             return False
-        verdict = summary_verdict(sa, sb)
+        sb = yield from self.read(cand)
+        if cand in self.undecided:
+            return None
+        verdict = summary_verdict(sa, sb) if sb is not None else False
         if verdict is not None:
             return verdict
         pair = (rep, cand) if rep < cand else (cand, rep)
@@ -186,66 +189,96 @@ def _finish(job: Generator[Request, Any, Any]) -> Any:
     raise AssertionError(f"unexpected request {request!r}")  # pragma: no cover
 
 
-def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes: int) -> list[Any]:
-    """Values of ``jobs``, whose requests run on the helper processes, all at once.
+def _risky(request: Request) -> bool:
+    return not all(tame(answer) for answer in request[1:] if isinstance(answer, str))
 
-    Equal requests run once. Each may run ``limit`` seconds; once one has been
-    stopped, the call's budget is spent: every request not done that involves
-    an answer :func:`tame` does not vouch for is cut off (replied :data:`_CUT`)
-    without running, so however many answers stall, the call waits about one
-    ``limit`` for them.
+
+def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes: int) -> list[Any]:
+    """Values of ``jobs``, whose requests run on the helper processes, all queued at once.
+
+    Equal requests run once. Requests that :func:`tame` does not vouch for are queued
+    once no tame request is in flight, and the call has one budget for them: the first
+    that runs ``limit`` seconds is cut off (replied :data:`_CUT`, its worker killed),
+    and with it every such request not done, so however many answers stall, the call
+    waits about one ``limit`` for them.
     """
     values: list[Any] = [None] * len(jobs)
     waiting: dict[Request, list[int]] = {}
     running: dict[Future[Any], Request] = {}
+    started: dict[Future[Any], float] = {}
+    deferred: list[Request] = []
     replies: dict[Request, Any] = {}
     pool: Any = None
     spent = False
 
-    def risky(request: Request) -> bool:
-        return not all(tame(answer) for answer in request[1:] if isinstance(answer, str))
+    def submit(request: Request) -> None:
+        nonlocal pool
+        pool = pool or _mathpool.get_pool(processes)
+        work = _mathpool.read if request[0] == "read" else _mathpool.compare
+        running[pool.schedule(work, request[1:], timeout=limit + 1.0)] = request
 
     def step(i: int, reply: Any) -> None:
-        nonlocal pool
         while True:
             try:
                 request = jobs[i].send(reply)
             except StopIteration as stop:
                 values[i] = stop.value
                 return
-            if request in replies or (spent and risky(request)):
-                reply = replies.setdefault(request, _CUT)
+            if spent and _risky(request):
+                replies.setdefault(request, _CUT)
+            if request in replies:
+                reply = replies[request]
                 continue
             if request not in waiting:
-                pool = pool or _mathpool.get_pool(processes)
-                work = _mathpool.read if request[0] == "read" else _mathpool.compare
-                running[pool.schedule(work, request[1:], timeout=limit)] = request
                 waiting[request] = []
+                (deferred.append if _risky(request) else submit)(request)
             waiting[request].append(i)
             return
+
+    def finish(request: Request, reply: Any) -> None:
+        replies[request] = reply
+        for i in waiting.pop(request):
+            step(i, reply)
 
     with _mathpool._LOCK:
         for i in range(len(jobs)):
             step(i, None)
-        while running:
-            done, _ = wait(
-                list(running), timeout=limit + _STARTUP_LIMIT, return_when=FIRST_COMPLETED
-            )
-            if not done:
-                _mathpool.close_pool(locked=True)
-                raise RuntimeError('equivalence="math": the helper processes did not reply')
+        while running or deferred:
+            if deferred and all(_risky(r) for r in running.values()):
+                for request in deferred:
+                    submit(request)
+                deferred.clear()
+            now = time.monotonic()
+            for future in running:
+                if future not in started and future.running():
+                    started[future] = now
+            risky = [f for f in running if _risky(running[f])]
+            unseen = any(f not in started for f in risky)
+            ends = [started[f] + limit for f in risky if f in started] or [now + _STARTUP_LIMIT]
+            wait_s = min(min(ends) - now, 0.02 if unseen else math.inf)
+            done, _ = wait(list(running), timeout=max(wait_s, 0.0), return_when=FIRST_COMPLETED)
             for future in done:
                 request = running.pop(future)
                 try:
-                    replies[request] = future.result()
-                except (TimeoutError, CancelledError, OSError):  # over the limit, cut, crashed
-                    replies[request], spent = _CUT, True
-                if spent:
-                    for other, pending in running.items():
-                        if risky(pending):
-                            other.cancel()  # a running task's worker is killed
-                for i in waiting.pop(request):
-                    step(i, replies[request])
+                    reply = future.result()
+                except (TimeoutError, CancelledError, OSError):  # over the limit, crashed
+                    reply, spent = _CUT, True
+                finish(request, reply)
+            now = time.monotonic()
+            if any(now >= started.get(f, math.inf) + limit for f in running):
+                spent = True  # the budget is spent: cut every risky request not done
+            if not done and not spent and not unseen and now >= min(ends):
+                _mathpool.close_pool(locked=True)
+                raise RuntimeError('equivalence="math": the helper processes did not start')
+            if spent:
+                for request in deferred:
+                    finish(request, _CUT)
+                deferred.clear()
+                for future, request in list(running.items()):
+                    if _risky(request):
+                        future.cancel()  # a running task's worker is killed
+                        del running[future]
+                        finish(request, _CUT)
     return values
 
 
@@ -262,9 +295,8 @@ def math_equivalent(a: str, b: str, *, timeout: float = 1.0) -> bool:
     """True when two answers are equal after :func:`normalize_answer` or for math-verify.
 
     The check behind ``equivalence="math"`` (see :func:`group_answers` for the
-    time limit, the fast path and the static guard):
-    ``math_equivalent("\\\\frac{1}{2}", "0.5")`` is True. Parse errors, answers
-    the guard refuses and steps over the ``timeout`` give False.
+    time limit and the fast path): ``math_equivalent("\\\\frac{1}{2}", "0.5")`` is
+    True. Parse errors and steps over the ``timeout`` give False.
 
     Raises:
         TypeError: non-string arguments, or a non-numeric ``timeout``.
@@ -409,11 +441,9 @@ def group_answers(
             the same ids as calling it on every such pair, but bounded and
             cheaper: plain numbers (integers, decimals with up to 6 places,
             integer fractions) are settled exactly where that provably gives
-            math-verify's verdict; answers whose evaluation has no useful
-            bound (towers of powers, huge exponents, factorials or literals,
-            more than 1000 characters) are compared by exact string only;
-            everything else runs in helper processes (see ``timeout``), whose
-            reading of an answer also settles plain-number pairs it parses to.
+            math-verify's verdict; everything else runs in helper processes
+            (see ``timeout``), whose reading of an answer also settles the
+            pairs whose parses are exact rationals or clearly apart numbers.
             A callable ``f(representative, candidate) -> bool`` plugs in your
             own checker, called in this thread; it receives normalised strings
             and its exceptions propagate.
@@ -422,12 +452,13 @@ def group_answers(
             answer, or comparing two), in any thread, and the call's budget
             for steps that stall. Every step of a call is queued at once on
             the helper processes; a step over the limit is stopped by killing
-            its helper (pebble forks a ready replacement). After the first
-            stop, each step not yet done that involves an answer with powers,
-            factorials or other constructs SymPy may not finish (see
-            :func:`zero_text._fastmath.tame`) is cut off without running, so a
-            call takes at most its normal time plus about one ``timeout``
-            however many replies stall. An answer whose reading, or whose
+            its helper (pebble forks a ready replacement). Steps that involve
+            an answer with powers, factorials or other constructs SymPy may not
+            finish (Math-Verify issue #65's towers; see
+            :func:`zero_text._fastmath.tame`) run after the others, and once
+            one of them is stopped, every such step not yet done is cut off
+            without running, so a call takes at most its normal time plus about
+            one ``timeout`` however many replies stall. An answer whose reading, or whose
             comparison as the newer answer, was cut off or stopped is grouped
             as ``unparseable`` says, in every row of the call; the result's
             ``cut_off`` counts those replies. Ids are deterministic unless a
@@ -487,8 +518,16 @@ def group_answers(
 
     keys = [_row_keys(row, unparseable) for row in rows]
     jobs = [_groups(row, compare) for row in keys]
-    if state is not None:
-        groups = _run_math(jobs, limit, workers)
+    if state is not None:  # read the tame answers first, so a stall cannot delay them
+        rows_keys = [{k for k in row if isinstance(k, str)} for row in keys]
+        needed = {
+            k
+            for row in rows_keys
+            if len(row) > 1 and any(number_value(k) is None for k in row)
+            for k in row
+        }
+        first = [state.read(k) for k in sorted(needed) if tame(k)]
+        groups = _run_math(first + jobs, limit, workers)[len(first) :]
     else:
         groups = [_finish(job) for job in jobs]
     cut = _BUCKET if unparseable == "bucket" else _SKIP
