@@ -27,6 +27,7 @@ import logging
 import math
 import multiprocessing
 import os
+import signal
 import threading
 import warnings
 from typing import Any
@@ -126,6 +127,13 @@ def compare(a: str, b: str) -> bool:
     return bool(pa and pb) and _equal(pa, pb)
 
 
+def _start_worker() -> None:
+    """pebble's initializer: warm (a no-op when forked from the warm server), and ended
+    by SIGTERM at once, even inside a C call (pebble's handler runs only between them)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    warm_up()
+
+
 def warm_up() -> None:
     """Import math-verify and what SymPy loads lazily (once, before any fork)."""
     if "warm" in _MV:
@@ -172,7 +180,7 @@ def get_pool(processes: int) -> Any:
                 'equivalence="math" runs math-verify in helper processes, which a daemonic '
                 "process (a multiprocessing.Pool worker) cannot start"
             )
-        _POOL = pebble.ProcessPool(processes, initializer=warm_up, context=_context())
+        _POOL = pebble.ProcessPool(processes, initializer=_start_worker, context=_context())
         _SIZE = processes
     return _POOL
 
