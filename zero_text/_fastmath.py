@@ -20,7 +20,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["fast_equivalent", "number_value", "summary_verdict", "tame"]
+__all__ = ["fast_equivalent", "integer_summary", "number_value", "summary_verdict", "tame"]
 
 _INT = r"-?(?:0|[1-9][0-9]{0,29})"  # at most 30 digits on the fast path
 _INTEGER = re.compile(_INT)
@@ -50,6 +50,14 @@ def number_value(answer: str) -> tuple[Fraction, bool] | None:
     if int(bottom) == 0:
         return None
     return Fraction(-int(top) if sign else int(top), int(bottom)), False
+
+
+def integer_summary(answer: str) -> Any:
+    """What the helpers read of an integer (see :func:`summary_verdict`): math-verify parses
+    ``\\boxed{N}`` to ``[Integer(N), "N"]`` (tested against it); None for other answers."""
+    if not _INTEGER.fullmatch(answer):
+        return None
+    return ((int(answer), 1),), (float(int(answer)),), (answer,)
 
 
 def fast_equivalent(a: str, b: str) -> bool | None:

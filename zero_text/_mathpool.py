@@ -1,23 +1,13 @@
-"""math-verify in helper processes (a :class:`pebble.ProcessPool`), bounded from any thread.
+"""math-verify on a :class:`pebble.ProcessPool`, bounded from any thread.
 
-math-verify bounds its own work with ``SIGALRM``, which only works in the main
-thread (Math-Verify issue #65), and SymPy can stay inside one C call for as
-long as an answer makes it, so no thread of the caller's process can stop it.
-The work therefore runs in pebble's worker processes; a task past its time
-limit is ended by killing its worker, which pebble replaces.
-
-Workers start from the ``forkserver`` context (``spawn`` where it is missing):
-never a fork of the caller, whose other threads (JAX, torch) make ``fork``
-unsafe. The fork server preloads :mod:`zero_text._mathpreload`, which imports
-math-verify and warms SymPy up, so a worker replaced after a kill is forked
-ready in milliseconds. As with any ``multiprocessing`` start method but
-``fork``, a script calling ``equivalence="math"`` at import time needs the
-usual ``if __name__ == "__main__":`` guard.
-
-One pool per process, started by the first call that needs it, reused, shut
-down at interpreter exit or by :func:`close_pool`; a forked child forgets its
-parent's pool and starts its own. Daemonic processes (``multiprocessing.Pool``
-workers) cannot have children, so cannot use it.
+math-verify's own ``SIGALRM`` limit works only in the main thread (Math-Verify issue #65)
+and SymPy can stay inside one C call for as long as an answer makes it, so the work runs
+in pebble's workers, and a task past its limit is ended by killing its worker. Workers
+start from the ``forkserver`` context (``spawn`` where it is missing), never a fork of the
+caller, whose threads (JAX, torch) make ``fork`` unsafe; the fork server preloads
+:mod:`zero_text._mathpreload` (math-verify warm), so a replacement is forked ready. One
+pool per process: started by the first call that needs it, stopped at exit or by
+:func:`close_pool`; a forked child forgets its parent's pool and fork server.
 """
 
 from __future__ import annotations
@@ -32,7 +22,7 @@ import threading
 import warnings
 from typing import Any
 
-__all__ = ["Summary", "close_pool", "compare", "get_pool", "read", "warm_up"]
+__all__ = ["Summary", "close_pool", "compare", "get_pool", "read", "read_all", "warm_up"]
 
 _MATH_EXTRA_HINT = (
     'equivalence="math" needs the math_verify and pebble packages; install them with '
@@ -106,19 +96,28 @@ def read(answer: str, probe: bool) -> Summary | None:
     if all(isinstance(item, sympy.Rational) for item in items):
         exact = tuple((int(item.p), int(item.q)) for item in items)
     numbers: tuple[float, ...] | None = None
-    try:
-        if all(
-            isinstance(item, sympy.Expr)
-            and not item.free_symbols
-            and not item.has(sympy.UnevaluatedExpr)
-            and item.evalf(30).is_Float
-            for item in items
-        ):
-            numbers = tuple(float(item.evalf(30)) for item in items)
-            numbers = numbers if all(map(math.isfinite, numbers)) else None
-    except Exception:
+    if exact is not None:
+        numbers = tuple(p / q for p, q in exact)
+    else:
+        try:
+            if all(
+                isinstance(item, sympy.Expr)
+                and not item.free_symbols
+                and not item.has(sympy.UnevaluatedExpr)
+                and item.evalf(30).is_Float
+                for item in items
+            ):
+                numbers = tuple(float(item.evalf(30)) for item in items)
+        except Exception:
+            numbers = None
+    if numbers is not None and not all(map(math.isfinite, numbers)):
         numbers = None
     return exact, numbers, strings
+
+
+def read_all(answers: tuple[str, ...]) -> list[Summary | None]:
+    """:func:`read` of each answer, without the probe (for tame answers)."""
+    return [read(answer, False) for answer in answers]
 
 
 def compare(a: str, b: str) -> bool:
@@ -180,7 +179,8 @@ def get_pool(processes: int) -> Any:
                 'equivalence="math" runs math-verify in helper processes, which a daemonic '
                 "process (a multiprocessing.Pool worker) cannot start"
             )
-        _POOL = pebble.ProcessPool(processes, initializer=_start_worker, context=_context())
+        # one worker more than the caller runs at once: ready when another is killed
+        _POOL = pebble.ProcessPool(processes + 1, initializer=_start_worker, context=_context())
         _SIZE = processes
     return _POOL
 
@@ -211,6 +211,6 @@ def _after_fork_in_child() -> None:
         server._forkserver_pid, server._lock = None, threading.Lock()
 
 
-atexit.register(close_pool)
+atexit.register(close_pool, True)  # without the lock: a call may be running in a thread
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)

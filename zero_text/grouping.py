@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import math
+import queue
 import time
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
+from concurrent.futures import CancelledError, Future
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _mathpool
-from ._fastmath import fast_equivalent, number_value, summary_verdict, tame
+from ._fastmath import fast_equivalent, integer_summary, summary_verdict, tame
 from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
 __all__ = ["GroupedAnswers", "close_math_workers", "group_answers", "math_equivalent"]
@@ -32,7 +34,6 @@ Key = Any  # a normalised answer (str) or one of the sentinels
 Request = tuple[Any, ...]  # ("read", answer, probe) or ("cmp", a, b)
 Compare = Callable[[str, str], Generator[Request, Any, bool | None]]
 _CUT = object()  # the reply to a request cut off by the call's time budget
-_STARTUP_LIMIT = 120.0  # seconds without any reply before the helpers are declared broken
 
 
 class GroupedAnswers(tuple[np.ndarray, int]):
@@ -104,13 +105,24 @@ class _MathState:
         self.reads: dict[str, Any] = {}
         self.verdicts: dict[tuple[str, str], Any] = {}
         self.undecided: set[str] = set()
+        self.batch: dict[str, tuple[Request, int]] = {}
 
     def read(self, answer: str) -> Generator[Request, Any, Any]:
+        if answer not in self.reads and integer_summary(answer) is not None:
+            self.reads[answer] = integer_summary(answer)
         if answer not in self.reads:  # rows run interleaved: set only once replied
-            self.reads[answer] = yield ("read", answer, not tame(answer))
+            request, at = self.batch.get(answer, (("read", answer, not tame(answer)), -1))
+            reply = yield request
+            self.reads[answer] = reply[at] if at >= 0 and reply is not _CUT else reply
         if self.reads[answer] is _CUT:
             self.undecided.add(answer)
         return self.reads[answer]
+
+    def read_first(self, answers: list[str]) -> list[Generator[Request, Any, Any]]:
+        """Jobs that read tame ``answers`` in batches, before any row asks for them."""
+        batches = [tuple(answers[i : i + 64]) for i in range(0, len(answers), 64)]
+        self.batch = {a: (("reads", *b), at) for b in batches for at, a in enumerate(b)}
+        return [self.read(b[0]) for b in batches]
 
     def compare(self, rep: str, cand: str) -> Generator[Request, Any, bool | None]:
         verdict = fast_equivalent(rep, cand)
@@ -189,33 +201,40 @@ def _finish(job: Generator[Request, Any, Any]) -> Any:
     raise AssertionError(f"unexpected request {request!r}")  # pragma: no cover
 
 
+_WORK = {"read": _mathpool.read, "reads": _mathpool.read_all, "cmp": _mathpool.compare}
+
+
 def _risky(request: Request) -> bool:
     return not all(tame(answer) for answer in request[1:] if isinstance(answer, str))
 
 
 def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes: int) -> list[Any]:
-    """Values of ``jobs``, whose requests run on the helper processes, all queued at once.
+    """Values of ``jobs``, whose requests run on the helper processes, ``processes`` at a
+    time (the pool keeps one more worker idle, ready when another is killed).
 
-    Equal requests run once. Requests that :func:`tame` does not vouch for are queued
-    once no tame request is in flight, and the call has one budget for them: the first
-    that runs ``limit`` seconds is cut off (replied :data:`_CUT`, its worker killed),
-    and with it every such request not done, so however many answers stall, the call
-    waits about one ``limit`` for them.
+    Equal requests run once. Requests that :func:`tame` does not vouch for wait until no
+    tame one is in flight and share one budget: once one has run ``limit`` seconds, it
+    and every such request not done are cut off (replied :data:`_CUT`, workers killed),
+    so however many answers stall, the call waits about one ``limit`` for them.
     """
     values: list[Any] = [None] * len(jobs)
     waiting: dict[Request, list[int]] = {}
-    running: dict[Future[Any], Request] = {}
-    started: dict[Future[Any], float] = {}
-    deferred: list[Request] = []
     replies: dict[Request, Any] = {}
-    pool: Any = None
+    tame_running: dict[Future[Any], Request] = {}
+    risky_running: dict[Future[Any], Request] = {}
+    started: dict[Future[Any], float] = {}
+    deferred: list[Request] = []  # risky, sent once no tame one is in flight
+    queued: collections.deque[Request] = collections.deque()  # tame
+    finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
     spent = False
 
     def submit(request: Request) -> None:
-        nonlocal pool
-        pool = pool or _mathpool.get_pool(processes)
-        work = _mathpool.read if request[0] == "read" else _mathpool.compare
-        running[pool.schedule(work, request[1:], timeout=limit + 1.0)] = request
+        work, args = _WORK[request[0]], request[1:]
+        future = _mathpool.get_pool(processes).schedule(
+            work, (args,) if request[0] == "reads" else args, timeout=limit
+        )
+        (risky_running if _risky(request) else tame_running)[future] = request
+        future.add_done_callback(finished.put)
 
     def step(i: int, reply: Any) -> None:
         while True:
@@ -224,16 +243,13 @@ def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes:
             except StopIteration as stop:
                 values[i] = stop.value
                 return
-            if spent and _risky(request):
-                replies.setdefault(request, _CUT)
-            if request in replies:
-                reply = replies[request]
-                continue
-            if request not in waiting:
-                waiting[request] = []
-                (deferred.append if _risky(request) else submit)(request)
-            waiting[request].append(i)
-            return
+            reply = replies.get(request, _CUT if spent and _risky(request) else None)
+            if request not in replies and reply is None:
+                break
+        if request not in waiting:
+            waiting[request] = []
+            (deferred if _risky(request) else queued).append(request)
+        waiting[request].append(i)
 
     def finish(request: Request, reply: Any) -> None:
         replies[request] = reply
@@ -243,42 +259,41 @@ def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes:
     with _mathpool._LOCK:
         for i in range(len(jobs)):
             step(i, None)
-        while running or deferred:
-            if deferred and all(_risky(r) for r in running.values()):
-                for request in deferred:
-                    submit(request)
-                deferred.clear()
+        while tame_running or risky_running or deferred or queued:
+            while len(tame_running) + len(risky_running) < processes and (queued or deferred):
+                if not queued and tame_running:
+                    break  # risky requests go once no tame one is in flight
+                submit(queued.popleft() if queued else deferred.pop(0))
             now = time.monotonic()
-            for future in running:
-                if future not in started and future.running():
-                    started[future] = now
-            risky = [f for f in running if _risky(running[f])]
-            unseen = any(f not in started for f in risky)
-            ends = [started[f] + limit for f in risky if f in started] or [now + _STARTUP_LIMIT]
-            wait_s = min(min(ends) - now, 0.02 if unseen else math.inf)
-            done, _ = wait(list(running), timeout=max(wait_s, 0.0), return_when=FIRST_COMPLETED)
+            started.update((f, now) for f in risky_running if f not in started and f.running())
+            ends = [started[f] + limit for f in risky_running if f in started]
+            unseen = len(ends) < len(risky_running)
+            timeout = min([*ends, now + 0.02 if unseen else now + 2 * limit]) - now
+            try:
+                done = [finished.get(timeout=max(timeout, 0.0))]
+            except queue.Empty:
+                done = []
+            while not finished.empty():
+                done.append(finished.get())
             for future in done:
-                request = running.pop(future)
+                request = tame_running.pop(future, ()) or risky_running.pop(future, ())
+                if not request:  # cut off already
+                    continue
                 try:
                     reply = future.result()
                 except (TimeoutError, CancelledError, OSError):  # over the limit, crashed
                     reply, spent = _CUT, True
                 finish(request, reply)
             now = time.monotonic()
-            if any(now >= started.get(f, math.inf) + limit for f in running):
-                spent = True  # the budget is spent: cut every risky request not done
-            if not done and not spent and not unseen and now >= min(ends):
-                _mathpool.close_pool(locked=True)
-                raise RuntimeError('equivalence="math": the helper processes did not start')
-            if spent:
-                for request in deferred:
-                    finish(request, _CUT)
+            spent = spent or any(now >= started.get(f, now + 1) + limit for f in risky_running)
+            if spent:  # cut every risky request not done; pebble kills the running ones
+                for cancelled in risky_running:
+                    cancelled.cancel()
+                cut = [*risky_running.values(), *deferred]
+                risky_running.clear()
                 deferred.clear()
-                for future, request in list(running.items()):
-                    if _risky(request):
-                        future.cancel()  # a running task's worker is killed
-                        del running[future]
-                        finish(request, _CUT)
+                for request in cut:
+                    finish(request, _CUT)
     return values
 
 
@@ -519,14 +534,16 @@ def group_answers(
     keys = [_row_keys(row, unparseable) for row in rows]
     jobs = [_groups(row, compare) for row in keys]
     if state is not None:  # read the tame answers first, so a stall cannot delay them
-        rows_keys = [{k for k in row if isinstance(k, str)} for row in keys]
-        needed = {
-            k
-            for row in rows_keys
-            if len(row) > 1 and any(number_value(k) is None for k in row)
-            for k in row
-        }
-        first = [state.read(k) for k in sorted(needed) if tame(k)]
+        needed: set[str] = set()
+        for row in keys:  # the pairs greedy compares if math-verify finds no match
+            reps: list[str] = []
+            for key in dict.fromkeys(k for k in row if isinstance(k, str)):
+                found = [r for r in reps if fast_equivalent(r, key) is None]
+                needed.update([*found, key] if found else [])
+                if not any(fast_equivalent(r, key) for r in reps):
+                    reps.append(key)
+        needed = {k for k in needed if tame(k) and integer_summary(k) is None}
+        first = state.read_first(sorted(needed))
         groups = _run_math(first + jobs, limit, workers)[len(first) :]
     else:
         groups = [_finish(job) for job in jobs]
