@@ -28,7 +28,13 @@ import pytest
 
 import zero_text as zt
 import zero_text._mathpool as mathpool
-from zero_text._fastmath import fast_equivalent, number_value, summary_verdict, tame
+from zero_text._fastmath import (
+    fast_equivalent,
+    integer_summary,
+    number_value,
+    summary_verdict,
+    tame,
+)
 
 math_verify = pytest.importorskip("math_verify", reason="math_verify backs equivalence='math'")
 
@@ -213,6 +219,12 @@ def test_read_summaries_give_verify_s_verdict():
     assert mathpool.read("}{", probe=False) is None  # nothing parsed
 
 
+def test_integer_summaries_are_what_the_helpers_read():
+    for n in ["0", "-0", "7", "-12", "1000", "123456789012345678901234567890"]:
+        assert integer_summary(n) == mathpool.read(n, probe=False), n
+    assert integer_summary("3.0") is None and integer_summary("x") is None
+
+
 def test_plain_numbers_start_no_process():
     zt.close_math_workers()
     rows = [[box(a) for a in ("3", "3.0", r"\frac{6}{2}", "$3$", "4", "0.5", "1/2")]]
@@ -269,16 +281,18 @@ class LocalPool:
 
 
 def test_work_asked_of_math_verify(monkeypatch):
-    """Pairs of plain numbers never reach math-verify; each distinct answer is read once
-    and each distinct pair compared at most once per call."""
+    """Pairs of plain numbers never reach math-verify; each distinct answer is read at
+    most once and each distinct pair compared at most once per call."""
     pool = LocalPool()
     monkeypatch.setattr(mathpool, "get_pool", lambda processes: pool)
     row = ["3", "3", "3.0", r"\frac{6}{2}", r"\sqrt{9}", r"\sqrt{9}", "x+1", "1+x", "x+1", "5"]
     ids, _ = zt.group_answers([[box(a) for a in row]] * 2, equivalence="math")
     assert ids.tolist() == [[0, 0, 0, 0, 0, 0, 1, 1, 1, 2]] * 2
     reads = [r[1] for r in pool.requests if r[0] == "read"]
+    reads += [a for r in pool.requests if r[0] == "read_all" for a in r[1]]
     pairs = [r[1:] for r in pool.requests if r[0] == "compare"]
-    assert sorted(reads) == sorted(set(row))  # each answer once per call, both rows
+    # each answer once per call for both rows; integers are read here (integer_summary)
+    assert sorted(reads) == sorted([r"\sqrt{9}", "x+1", "1+x"])
     # "5" is a plain number, but "x+1" is not: that pair needs math-verify
     # 5 and x+1 are not settled from their readings (x+1 has a variable)
     assert sorted(pairs) == sorted(
