@@ -30,8 +30,8 @@ import zero_text as zt
 import zero_text._mathpool as mathpool
 from zero_text._fastmath import (
     fast_equivalent,
-    integer_summary,
     number_value,
+    plain_summary,
     summary_verdict,
     tame,
 )
@@ -219,10 +219,15 @@ def test_read_summaries_give_verify_s_verdict():
     assert mathpool.read("}{", probe=False) is None  # nothing parsed
 
 
-def test_integer_summaries_are_what_the_helpers_read():
-    for n in ["0", "-0", "7", "-12", "1000", "123456789012345678901234567890"]:
-        assert integer_summary(n) == mathpool.read(n, probe=False), n
-    assert integer_summary("3.0") is None and integer_summary("x") is None
+def test_plain_summaries_agree_with_what_the_helpers_read():
+    """Integers and fractions exactly as read; decimals by value only (conservative)."""
+    for n in ["0", "-0", "7", "-12", "1000", "123456789012345678901234567890", r"\frac{6}{2}",
+              r"-\frac{-6}{4}", "6/-4", r"\dfrac{1}{3}", r"\tfrac{-2}{8}", "3.0", "2.50", "0.5"]:
+        exact, numbers, strings = plain_summary(n)
+        read = mathpool.read(n, probe=False)
+        assert exact is None or exact == read[0], n
+        assert numbers == read[1] and set(strings) <= set(read[2]), n
+    assert plain_summary("3 units") is None and plain_summary("x") is None
 
 
 def test_plain_numbers_start_no_process():
@@ -291,7 +296,7 @@ def test_work_asked_of_math_verify(monkeypatch):
     reads = [r[1] for r in pool.requests if r[0] == "read"]
     reads += [a for r in pool.requests if r[0] == "read_all" for a in r[1]]
     pairs = [r[1:] for r in pool.requests if r[0] == "compare"]
-    # each answer once per call for both rows; integers are read here (integer_summary)
+    # each answer once per call for both rows; plain numbers are read here (plain_summary)
     assert sorted(reads) == sorted([r"\sqrt{9}", "x+1", "1+x"])
     # "5" is a plain number, but "x+1" is not: that pair needs math-verify
     # 5 and x+1 are not settled from their readings (x+1 has a variable)

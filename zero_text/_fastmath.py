@@ -20,7 +20,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["fast_equivalent", "integer_summary", "number_value", "summary_verdict", "tame"]
+__all__ = ["fast_equivalent", "plain_summary", "number_value", "summary_verdict", "tame"]
 
 _INT = r"-?(?:0|[1-9][0-9]{0,29})"  # at most 30 digits on the fast path
 _INTEGER = re.compile(_INT)
@@ -52,12 +52,19 @@ def number_value(answer: str) -> tuple[Fraction, bool] | None:
     return Fraction(-int(top) if sign else int(top), int(bottom)), False
 
 
-def integer_summary(answer: str) -> Any:
-    """What the helpers read of an integer (see :func:`summary_verdict`): math-verify parses
-    ``\\boxed{N}`` to ``[Integer(N), "N"]`` (tested against it); None for other answers."""
-    if not _INTEGER.fullmatch(answer):
+def plain_summary(answer: str) -> Any:
+    """What the helpers would read of a plain number (see :func:`summary_verdict`), else
+    None. math-verify parses ``\\boxed{N}`` to ``[Integer(N), "N"]`` and a fraction to its
+    Rational (tested against it); a decimal's reading is given as its value alone (no
+    exact part, no string), which can only leave more pairs to math-verify."""
+    parsed = number_value(answer)
+    if parsed is None:
         return None
-    return ((int(answer), 1),), (float(int(answer)),), (answer,)
+    value, decimal = parsed
+    if decimal:
+        return None, (float(value),), ()
+    strings = (answer,) if _INTEGER.fullmatch(answer) else ()
+    return ((value.numerator, value.denominator),), (float(value),), strings
 
 
 def fast_equivalent(a: str, b: str) -> bool | None:
@@ -97,7 +104,7 @@ def summary_verdict(sa: Any, sb: Any) -> bool | None:
 _TAME = re.compile(
     r"(?:[0-9A-Za-z+\-*/=,.:;'()\[\]{}|<> ]"
     r"|\\(?:[dt]?frac|sqrt|pi|cdot|times|div|pm|mp|leq?|geq?|neq|infty|circ|%|\{|\}"
-    r"|text|mathrm|sin|cos|tan|ln|log|in|cup|cap|emptyset))*+"
+    r"|text|mathrm|sin|cos|tan|ln|log|in|cup|cap|emptyset|left|right))*+"
 )
 _DIGIT_RUN = re.compile(r"[0-9]+")
 
@@ -109,5 +116,6 @@ def _longest_digit_run(answer: str) -> int:
 def tame(answer: str) -> bool:
     """True when the answer cannot make SymPy's evaluation blow up: at most 200 characters
     of short literals (15 digits), variables, arithmetic, fractions, roots, pi, relations,
-    intervals, sets, simple functions and text; no powers, factorials, sums, integrals."""
+    intervals (``\\left( \\right)``), sets, simple functions and text; no powers,
+    factorials, sums, integrals."""
     return len(answer) <= 200 and bool(_TAME.fullmatch(answer)) and _longest_digit_run(answer) <= 15

@@ -179,7 +179,7 @@ def get_pool(processes: int) -> Any:
                 'equivalence="math" runs math-verify in helper processes, which a daemonic '
                 "process (a multiprocessing.Pool worker) cannot start"
             )
-        # one worker more than the caller runs at once: ready when another is killed
+        # one worker more than the caller asked for: the lane of the steps that may stall
         _POOL = pebble.ProcessPool(processes + 1, initializer=_start_worker, context=_context())
         _SIZE = processes
     return _POOL

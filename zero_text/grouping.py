@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _mathpool
-from ._fastmath import fast_equivalent, integer_summary, summary_verdict, tame
+from ._fastmath import fast_equivalent, plain_summary, summary_verdict, tame
 from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
 __all__ = ["GroupedAnswers", "close_math_workers", "group_answers", "math_equivalent"]
@@ -108,8 +108,8 @@ class _MathState:
         self.batch: dict[str, tuple[Request, int]] = {}
 
     def read(self, answer: str) -> Generator[Request, Any, Any]:
-        if answer not in self.reads and integer_summary(answer) is not None:
-            self.reads[answer] = integer_summary(answer)
+        if answer not in self.reads and plain_summary(answer) is not None:
+            self.reads[answer] = plain_summary(answer)
         if answer not in self.reads:  # rows run interleaved: set only once replied
             request, at = self.batch.get(answer, (("read", answer, not tame(answer)), -1))
             reply = yield request
@@ -209,21 +209,22 @@ def _risky(request: Request) -> bool:
 
 
 def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes: int) -> list[Any]:
-    """Values of ``jobs``, whose requests run on the helper processes, ``processes`` at a
-    time (the pool keeps one more worker idle, ready when another is killed).
+    """Values of ``jobs``, whose requests run on the helper processes.
 
-    Equal requests run once. Requests that :func:`tame` does not vouch for wait until no
-    tame one is in flight and share one budget: once one has run ``limit`` seconds, it
-    and every such request not done are cut off (replied :data:`_CUT`, workers killed),
-    so however many answers stall, the call waits about one ``limit`` for them.
+    Equal requests run once. Tame requests (see :func:`tame`) run ``processes`` at a
+    time; the others run one at a time beside them, on the pool's extra worker, and
+    share one deadline, ``limit`` seconds after the first of them is sent: then every
+    such request not done is cut off (replied :data:`_CUT`, its worker killed), so
+    however many answers stall, the call waits at most one ``limit`` for them, while
+    the tame work goes on.
     """
     values: list[Any] = [None] * len(jobs)
     waiting: dict[Request, list[int]] = {}
     replies: dict[Request, Any] = {}
     tame_running: dict[Future[Any], Request] = {}
     risky_running: dict[Future[Any], Request] = {}
-    started: dict[Future[Any], float] = {}
-    deferred: list[Request] = []  # risky, sent once no tame one is in flight
+    deadline: float | None = None  # of the risky requests, set when the first is sent
+    deferred: list[Request] = []  # risky
     queued: collections.deque[Request] = collections.deque()  # tame
     finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
     spent = False
@@ -260,15 +261,14 @@ def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes:
         for i in range(len(jobs)):
             step(i, None)
         while tame_running or risky_running or deferred or queued:
-            while len(tame_running) + len(risky_running) < processes and (queued or deferred):
-                if not queued and tame_running:
-                    break  # risky requests go once no tame one is in flight
-                submit(queued.popleft() if queued else deferred.pop(0))
-            now = time.monotonic()
-            started.update((f, now) for f in risky_running if f not in started and f.running())
-            ends = [started[f] + limit for f in risky_running if f in started]
-            unseen = len(ends) < len(risky_running)
-            timeout = min([*ends, now + 0.02 if unseen else now + 2 * limit]) - now
+            while queued and len(tame_running) < processes:
+                submit(queued.popleft())
+            if deferred and not risky_running:  # one at a time, on the spare worker
+                submit(deferred.pop(0))
+            if risky_running and deadline is None:  # the call's one budget starts
+                deadline = time.monotonic() + limit
+            end = deadline if risky_running and deadline is not None else math.inf
+            timeout = min(end - time.monotonic(), 2 * limit)
             try:
                 done = [finished.get(timeout=max(timeout, 0.0))]
             except queue.Empty:
@@ -284,8 +284,7 @@ def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes:
                 except (TimeoutError, CancelledError, OSError):  # over the limit, crashed
                     reply, spent = _CUT, True
                 finish(request, reply)
-            now = time.monotonic()
-            spent = spent or any(now >= started.get(f, now + 1) + limit for f in risky_running)
+            spent = spent or bool(risky_running) and time.monotonic() >= end
             if spent:  # cut every risky request not done; pebble kills the running ones
                 for cancelled in risky_running:
                     cancelled.cancel()
@@ -480,7 +479,8 @@ def group_answers(
             step lands near the limit. A ``timeout`` above 10**6 s is used as
             10**6 s.
         processes: ``equivalence="math"`` only: helper processes working on
-            the call's steps in parallel. They are started (from the
+            the call's steps in parallel (the pool keeps one more, idle, to take
+            over at once from a helper killed at the limit). They are started (from the
             ``forkserver`` context, never a fork of this process) by the first
             call that needs them, reused by later calls with the same
             ``processes``, stopped at interpreter exit or by
@@ -542,7 +542,7 @@ def group_answers(
                 needed.update([*found, key] if found else [])
                 if not any(fast_equivalent(r, key) for r in reps):
                     reps.append(key)
-        needed = {k for k in needed if tame(k) and integer_summary(k) is None}
+        needed = {k for k in needed if tame(k) and plain_summary(k) is None}
         first = state.read_first(sorted(needed))
         groups = _run_math(first + jobs, limit, workers)[len(first) :]
     else:
