@@ -119,8 +119,8 @@ class _MathState:
         return self.reads[answer]
 
     def read_first(self, answers: list[str]) -> list[Generator[Request, Any, Any]]:
-        """Jobs that read tame ``answers`` in batches, before any row asks for them."""
-        batches = [tuple(answers[i : i + 64]) for i in range(0, len(answers), 64)]
+        """Jobs that read tame ``answers`` in batches of 32, before any row asks for them."""
+        batches = [tuple(answers[i : i + 32]) for i in range(0, len(answers), 32)]
         self.batch = {a: (("reads", *b), at) for b in batches for at, a in enumerate(b)}
         return [self.read(b[0]) for b in batches]
 
@@ -231,8 +231,9 @@ def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes:
 
     def submit(request: Request) -> None:
         work, args = _WORK[request[0]], request[1:]
+        batch = request[0] == "reads"  # each answer of a batch has its own limit
         future = _mathpool.get_pool(processes).schedule(
-            work, (args,) if request[0] == "reads" else args, timeout=limit
+            work, (args,) if batch else args, timeout=limit * (len(args) if batch else 1)
         )
         (risky_running if _risky(request) else tame_running)[future] = request
         future.add_done_callback(finished.put)
@@ -469,10 +470,11 @@ def group_answers(
             its helper (pebble forks a ready replacement). Steps that involve
             an answer with powers, factorials or other constructs SymPy may not
             finish (Math-Verify issue #65's towers; see
-            :func:`zero_text._fastmath.tame`) run after the others, and once
-            one of them is stopped, every such step not yet done is cut off
-            without running, so a call takes at most its normal time plus about
-            one ``timeout`` however many replies stall. An answer whose reading, or whose
+            :func:`zero_text._fastmath.tame`) run one at a time on an extra
+            helper, beside the others, and share one deadline: ``timeout``
+            seconds after the first of them starts, every such step not done is
+            cut off, so a call takes at most its normal time plus about one
+            ``timeout`` however many replies stall. An answer whose reading, or whose
             comparison as the newer answer, was cut off or stopped is grouped
             as ``unparseable`` says, in every row of the call; the result's
             ``cut_off`` counts those replies. Ids are deterministic unless a
