@@ -1,17 +1,7 @@
-"""Cheap decisions taken in the caller's process before math-verify is asked.
-
-* :func:`fast_equivalent` settles a pair of plain numbers (integers, decimals with at
-  most 6 places, integer fractions) exactly, only where that provably gives math-verify's
-  verdict (``parse`` of ``\\boxed{answer}``, ``verify`` either way): integers and
-  fractions parse to SymPy Rationals, compared exactly; a decimal parses to a Float,
-  equal to a number when both agree after ``round(6)``, so values on the 10**-6 grid are
-  equal exactly when their values are and values 10**-6 apart never are. A decimal
-  within 10**-6 of an off-grid fraction is left to math-verify.
-* :func:`summary_verdict` settles a pair from what the helpers read of each answer.
-* :func:`tame` tells answers that cannot blow up SymPy's evaluation (they are read
-  without a probe and are never cut off by another answer's stall).
-
-The agreement with the installed math-verify is tested (parity_tests/test_text_math.py).
+"""Cheap decisions taken in the caller's process before math-verify is asked, each tested
+against the installed math-verify: :func:`fast_equivalent` (plain numbers),
+:func:`summary_verdict` (from what the helpers read), :func:`plain_summary` and
+:func:`tame` (answers that cannot blow up SymPy's evaluation).
 """
 
 from __future__ import annotations
@@ -68,8 +58,11 @@ def plain_summary(answer: str) -> Any:
 
 
 def fast_equivalent(a: str, b: str) -> bool | None:
-    """math-verify's verdict on two normalised answers when provable (plain numbers, see
-    :func:`number_value`), else None ("ask math-verify")."""
+    """math-verify's verdict on two plain numbers (:func:`number_value`) where provable,
+    else None. Integers and fractions parse to Rationals, compared exactly; a decimal
+    parses to a Float, equal to a number when both agree after ``round(6)``, so values on
+    the 10**-6 grid are equal when their values are and 10**-6 apart never are; a decimal
+    within 10**-6 of an off-grid fraction is left to math-verify."""
     va, vb = number_value(a), number_value(b)
     if va is None or vb is None:
         return None

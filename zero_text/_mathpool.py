@@ -95,23 +95,16 @@ def read(answer: str, probe: bool) -> Summary | None:
     exact = None
     if all(isinstance(item, sympy.Rational) for item in items):
         exact = tuple((int(item.p), int(item.q)) for item in items)
-    numbers: tuple[float, ...] | None = None
-    if exact is not None:
-        numbers = tuple(p / q for p, q in exact)
-    else:
-        try:
-            if all(
-                isinstance(item, sympy.Expr)
-                and not item.free_symbols
-                and not item.has(sympy.UnevaluatedExpr)
-                and item.evalf(30).is_Float
-                for item in items
-            ):
-                numbers = tuple(float(item.evalf(30)) for item in items)
-        except Exception:
-            numbers = None
-    if numbers is not None and not all(map(math.isfinite, numbers)):
+    numbers: Any = [p / q for p, q in exact] if exact is not None else []
+    try:
+        for item in items if exact is None else ():
+            value = item.evalf(30) if not item.free_symbols else None
+            if value is None or not value.is_Float or item.has(sympy.UnevaluatedExpr):
+                raise ValueError  # not a plain real value
+            numbers.append(float(value))
+    except Exception:
         numbers = None
+    numbers = tuple(numbers) if numbers is not None and all(map(math.isfinite, numbers)) else None
     return exact, numbers, strings
 
 

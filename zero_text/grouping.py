@@ -92,14 +92,9 @@ def _check_processes(processes: object) -> int:
 
 
 class _MathState:
-    """What one call has learnt about its answers (shared by its rows).
-
-    ``reads`` maps an answer to its :data:`zero_text._mathpool.Summary`, None
-    (math-verify parsed nothing: compared by exact string only) or :data:`_CUT`;
-    ``verdicts`` holds each pair compared (the check is symmetric). ``undecided`` answers had a read
-    or a comparison (as the newcomer) cut off: they are grouped as
-    unparseable in every row of the call.
-    """
+    """One call's readings (:data:`zero_text._mathpool.Summary`, None when nothing parsed,
+    or :data:`_CUT`) and verdicts, shared by its rows; ``undecided``: answers whose read or
+    comparison (as the newcomer) was cut off, grouped as unparseable in every row."""
 
     def __init__(self) -> None:
         self.reads: dict[str, Any] = {}
@@ -552,21 +547,11 @@ def group_answers(
     cut = _BUCKET if unparseable == "bucket" else _SKIP
     undecided = state.undecided if state is not None else set()
     labels = [
-        [
-            cut
-            if isinstance(k, str) and (k in undecided or group[k] is _CUT)
-            else group[k]
-            if isinstance(k, str)
-            else k
-            for k in row
-        ]
+        [k if not isinstance(k, str) else group[k] if k not in undecided else _CUT for k in row]
         for row, group in zip(keys, groups, strict=True)
     ]
-    cut_off = sum(
-        isinstance(k, str) and label is cut
-        for row, row_labels in zip(keys, labels, strict=True)
-        for k, label in zip(row, row_labels, strict=True)
-    )
+    cut_off = sum(label is _CUT for row in labels for label in row)
+    labels = [[cut if label is _CUT else label for label in row] for row in labels]
     ids = np.asarray([_ids(row) for row in labels], dtype=np.int64).reshape(len(rows), -1)
     num_answers = max(1, int(ids.max(initial=0)) + 1)
     return GroupedAnswers(ids, num_answers, cut_off)
