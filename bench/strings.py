@@ -1,15 +1,12 @@
-"""Strings to advantages on a GRPO batch, side by side in one run with the naive loop
-stack rewards use (math-verify ``parse`` + ``verify`` for every comparison).
+"""Strings to answer ids, the costly step from strings to advantages, on a GRPO batch,
+side by side in one run with the naive loop stack rewards use (math-verify ``parse`` +
+``verify`` for every comparison): ``python -m bench.strings`` (256 x 16 replies of about
+1 KB) or ``--quick``.
 
-    python -m bench.strings            # 256 prompts x 16 completions of about 1 KB
-    python -m bench.strings --quick    # 16 x 8 (seconds; tests)
-
-Numeric answers in the forms models write, right or wrong, some replies without a box,
-1 % adversarial replies (towers the static guard refuses, powers that pass it and stall
-SymPy); a second, MATH-like batch has 15 % symbolic answers. The naive loop runs on the
-same replies without the adversarial ones; the claims: identical ids there, the ratio of
-the times, and the adversarial batch within the clean one's time plus the limit. Every
-timed call starts with cold answer caches. Writes ``strings.json`` to ``--out``.
+Numeric answers in the forms models write, right or wrong, some without a box, and 1 %
+adversarial replies; a second batch has 15 % symbolic answers. The claims: identical ids
+on the non-adversarial replies, the ratio of the times, and the adversarial batch within
+the clean one's time plus the limit. Every timed call starts with cold answer caches.
 """
 
 from __future__ import annotations
@@ -33,18 +30,25 @@ import numpy as np
 import zero_text
 from bench import output
 
-ADVERSARIAL = [  # the first four are refused by the guard, the last two stall SymPy
+# fmt: off
+ADVERSARIAL = [  # towers (Math-Verify issue #65 and relatives), powers that stall SymPy
     r"\dfrac{5^{\left(5^{\left(5^{\left(5^5\right)}\right)} - 4\right)} - 5}{16}",
-    r"5^{5^{5^{5^{5}}}}",
-    r"(10^{10})!",
-    r"\frac{1}{3^{3^{3^{3}}}}",
-    r"(x+1)^{999999}",
-    r"(x+2)^{999998}",
+    r"5^{5^{5^{5^{5}}}}", r"(10^{10})!", r"\frac{1}{3^{3^{3^{3}}}}",
+    r"(x+1)^{999999}", r"(x+2)^{999998}"]
+WORDS = ("first we note that the total splits into two parts so each part is counted once "
+         "then we check the boundary case and simplify the expression step by step").split()
+#: Forms of one answer, filled with str.format: an integer n, a fraction p/q, and the
+#: symbolic kinds k sqrt(m) (s = k*k*m, r = k*m), p pi / q, a x + b, the interval (a, b).
+INTEGER = r"{n}|{n}.0|\frac{{{d}}}{{2}}|${n}$|{n}.|{t}/3|{n}.00|\text{{{n}}}|{n} \text{{ units}}"
+FRACTION = (r"\frac{{{p}}}{{{q}}}|{p}/{q}|\dfrac{{{d}}}{{{e}}}|$\frac{{{p}}}{{{q}}}$"
+            r"|\tfrac{{{p}}}{{{q}}}")
+SYMBOLIC = [
+    r"{k}\sqrt{{{m}}}|\sqrt{{{s}}}|\frac{{{r}}}{{\sqrt{{{m}}}}}|${k}\sqrt{{{m}}}$",
+    r"\frac{{{p}\pi}}{{{q}}}|\frac{{{p}}}{{{q}}}\pi|{p}\pi/{q}|\dfrac{{{p}\pi}}{{{q}}}",
+    r"{a}x+{b}|{b}+{a}x|{a}x + {b}|${a}x+{b}$",
+    r"({a},{b})|({a}, {b})|\left({a}, {b}\right)|$({a},{b})$",
 ]
-WORDS = (
-    "first we note that the total splits into two parts so each part is counted once "
-    "then we check the boundary case and simplify the expression step by step"
-).split()
+# fmt: on
 
 
 @dataclass(frozen=True)
@@ -63,20 +67,6 @@ MIXED_SYMBOLIC = 0.15
 QUICK = Config(prompts=16, completions=8, chars=400, adversarial=0.02, repeats=1)
 
 
-#: Forms of one answer, filled with str.format: an integer n, a fraction p/q, and the
-#: symbolic kinds k sqrt(m) (s = k*k*m, r = k*m), p pi / q, a x + b, the interval (a, b).
-INTEGER = r"{n}|{n}.0|\frac{{{d}}}{{2}}|${n}$|{n}.|{t}/3|{n}.00|\text{{{n}}}|{n} \text{{ units}}"
-FRACTION = (
-    r"\frac{{{p}}}{{{q}}}|{p}/{q}|\dfrac{{{d}}}{{{e}}}|$\frac{{{p}}}{{{q}}}$|\tfrac{{{p}}}{{{q}}}"
-)
-SYMBOLIC = [
-    r"{k}\sqrt{{{m}}}|\sqrt{{{s}}}|\frac{{{r}}}{{\sqrt{{{m}}}}}|${k}\sqrt{{{m}}}$",
-    r"\frac{{{p}\pi}}{{{q}}}|\frac{{{p}}}{{{q}}}\pi|{p}\pi/{q}|\dfrac{{{p}\pi}}{{{q}}}",
-    r"{a}x+{b}|{b}+{a}x|{a}x + {b}|${a}x+{b}$",
-    r"({a},{b})|({a}, {b})|\left({a}, {b}\right)|$({a},{b})$",
-]
-
-
 def forms(template: str, **values: int) -> list[str]:
     return [f.format(**values) for f in template.split("|")]
 
@@ -85,14 +75,7 @@ def integer_forms(n: int) -> list[str]:
     return forms(INTEGER, n=n, d=2 * n, t=3 * n)
 
 
-def fraction_forms(v: Fraction) -> list[str]:
-    p, q = v.numerator, v.denominator
-    extra = [f"{float(v):g}", f"{float(v):.4f}"] if (v * 10**4).denominator == 1 else []
-    return forms(FRACTION, p=p, q=q, d=2 * p, e=2 * q) + extra
-
-
 def symbolic_families(rng: random.Random) -> tuple[str, list[list[str]]]:
-    """A symbolic label and its answer families (right forms, then wrong answers' forms)."""
     kind = rng.randrange(4)
     if kind == 0:
         k, m = rng.randint(2, 6), rng.choice([2, 3, 5, 6, 7])
@@ -117,8 +100,12 @@ def prompt_answers(rng: random.Random, symbolic: float) -> tuple[str, list[list[
         return str(n), [integer_forms(w) for w in (n, n + 1, n - 1, 2 * n, n + 10)]
     q = rng.choice([2, 3, 4, 5, 8, 16, 7, 12])
     v = Fraction(rng.choice([i for i in range(1, 3 * q) if math.gcd(i, q) == 1]), q)
-    wrong = [v + 1, 1 / v, v + Fraction(1, q)]
-    return f"\\frac{{{v.numerator}}}{{{q}}}", [fraction_forms(w) for w in (v, *wrong)]
+    families = []
+    for w in (v, v + 1, 1 / v, v + Fraction(1, q)):
+        p, q_ = w.numerator, w.denominator
+        extra = [f"{float(w):g}", f"{float(w):.4f}"] if (w * 10**4).denominator == 1 else []
+        families.append(forms(FRACTION, p=p, q=q_, d=2 * p, e=2 * q_) + extra)
+    return "", families
 
 
 def completion(rng: random.Random, answer: str | None, chars: int) -> str:
@@ -129,20 +116,19 @@ def completion(rng: random.Random, answer: str | None, chars: int) -> str:
     text = "<think>" + " ".join(parts) + "</think> "
     if rng.random() < 0.1:  # an intermediate box: the last one counts
         text = text.replace("so $", "so $\\boxed{" + str(rng.randint(1, 9)) + "}$, $", 1)
-    if answer is None:
-        return text + "So I cannot decide; the answer is unclear."
-    if answer == "<cut>":  # generation cut off inside the box
-        return text + "The answer is \\boxed{\\frac{1}{"
-    return text + f"The answer is \\boxed{{{answer}}}."
+    endings = {
+        None: "So I cannot decide; the answer is unclear.",
+        "<cut>": "The answer is \\boxed{\\frac{1}{",
+    }  # cut off inside the box
+    return text + endings.get(answer, f"The answer is \\boxed{{{answer}}}.")  # fmt: skip
 
 
 def make_batch(cfg: Config) -> dict[str, Any]:
-    """Clean and adversarial replies (same shape), labels, and where the adversarial sit."""
+    """Clean and adversarial replies (same shape), and where the adversarial ones sit."""
     rng = random.Random(cfg.seed)
-    replies, labels = [], []
+    replies = []
     for _ in range(cfg.prompts):
-        label, families = prompt_answers(rng, cfg.symbolic)
-        labels.append(label)
+        _, families = prompt_answers(rng, cfg.symbolic)
         row = []
         for _ in range(cfg.completions):
             u = rng.random()
@@ -156,82 +142,61 @@ def make_batch(cfg: Config) -> dict[str, Any]:
     adversarial = [list(row) for row in replies]
     for i, (b, k) in enumerate(spots):
         adversarial[b][k] = completion(rng, ADVERSARIAL[i % len(ADVERSARIAL)], cfg.chars)
-    return {"clean": replies, "adversarial": adversarial, "labels": labels, "spots": spots}
+    return {"clean": replies, "adversarial": adversarial, "spots": spots}
 
 
 def without(rows: list[list[Any]], spots: list[tuple[int, int]]) -> list[list[Any]]:
-    drop = set(spots)
-    return [[x for k, x in enumerate(row) if (b, k) not in drop] for b, row in enumerate(rows)]
+    return [[x for k, x in enumerate(row) if (b, k) not in spots] for b, row in enumerate(rows)]
 
 
 def relabel(rows: list[list[int]]) -> list[list[int]]:
     return [zero_text.first_seen_labels(np.asarray(r, dtype=np.int64)).tolist() for r in rows]
 
 
-# --------------------------------------------------------------------------- naive path
-
-
-def _math_verify() -> Any:
-    import math_verify
+def naive_group(rows: list[list[str]]) -> list[list[int]]:
+    """Greedy first-seen ids, math-verify parse + verify (both ways) per comparison."""
+    import math_verify as mv
     import math_verify.parser
 
     logging.getLogger("math_verify").setLevel(logging.CRITICAL)
     for name in ("parse_latex_cached", "parse_expr_cached"):  # start cold, as ours does
         getattr(getattr(math_verify.parser, name, None), "cache_clear", lambda: None)()
-    return math_verify
 
+    def same(a: str, b: str) -> bool:
+        pa, pb = mv.parse("\\boxed{" + a + "}"), mv.parse("\\boxed{" + b + "}")
+        return bool(pa and pb and (mv.verify(pa, pb) or mv.verify(pb, pa)))
 
-def naive_group(rows: list[list[str]]) -> list[list[int]]:
-    """Greedy first-seen ids; every new answer is parsed and verified (either direction)
-    against each earlier representative of its row, with math-verify's own time-outs."""
-    mv = _math_verify()
     out = []
     for row in rows:
-        reps: list[tuple[str, int]] = []
-        ids, skipped, next_id = [0] * len(row), [], 0
-        for k, reply in enumerate(row):
-            boxed = zero_text.extract_boxed(reply)
-            answer = zero_text.normalize_answer(boxed) if boxed is not None else ""
-            if not answer:
-                skipped.append(k)
-                continue
-            found = None
-            for rep, rep_id in reps:
-                pa, pb = mv.parse("\\boxed{" + rep + "}"), mv.parse("\\boxed{" + answer + "}")
-                if pa and pb and (mv.verify(pa, pb) or mv.verify(pb, pa)):
-                    found = rep_id
-                    break
-            if found is None:
-                found, next_id = next_id, next_id + 1
-                reps.append((answer, found))
-            ids[k] = found
-        for k in skipped:
-            ids[k], next_id = next_id, next_id + 1
-        out.append(ids)
+        answers = [zero_text.normalize_answer(zero_text.extract_boxed(r) or "") for r in row]
+        reps: list[str] = []
+        labels = []  # a representative's index, or a fresh one past K for no answer
+        for k, answer in enumerate(answers):
+            found = (
+                next((i for i, r in enumerate(reps) if same(r, answer)), None) if answer else None
+            )
+            if answer and found is None:
+                found = len(reps)
+                reps.append(answer)
+            labels.append(found if answer else len(row) + k)
+        out.append(relabel([labels])[0])
     return out
 
 
-# --------------------------------------------------------------------------- our path
-
-
-def cold(processes: int) -> None:
-    """Fresh helper processes (forked warm, with empty answer caches), started untimed."""
+def cold(processes: int) -> None:  # fresh helpers (empty answer caches), started untimed
     zero_text.close_math_workers()
     zero_text.group_answers([["\\boxed{x}", "\\boxed{y}"]], equivalence="math", processes=processes)
 
 
-def timed(fn: Callable[[], Any], before: Callable[[], None] | None = None) -> tuple[float, Any]:
-    if before is not None:
-        before()
+def timed(fn: Callable[[], Any], before: Callable[[], None] = lambda: None) -> tuple[float, Any]:
+    before()
     start = time.perf_counter()
     out = fn()
-    out = out.block_until_ready() if hasattr(out, "block_until_ready") else out
     return time.perf_counter() - start, out
 
 
 def grouping(cfg: Config) -> dict[str, Any]:
-    """Math grouping of one batch, ours (clean; adversarial with 1 and 2 processes; rounds
-    interleaved) against the naive loop on the same replies without the adversarial."""
+    """Ours (clean; adversarial, 1 and 2 processes; interleaved) against the naive loop."""
     data = make_batch(cfg)
     clean, rows, spots = data["clean"], data["adversarial"], data["spots"]
     runs = {"clean": (clean, 1), "ours": (rows, 1), "ours_2_processes": (rows, 2)}
@@ -257,65 +222,37 @@ def grouping(cfg: Config) -> dict[str, Any]:
 
 def run(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
     """Both paths on the numeric batch and the MATH-like one; every number of the JSON."""
-    import jax
-
-    import zero_jax
-
     load_before = os.getloadavg()
-    start = time.perf_counter()
-    cold(1)
-    pool_start = time.perf_counter() - start
     warm = make_batch(Config(prompts=8, completions=cfg.completions, chars=200, seed=cfg.seed + 1))
+    cold(1)  # starts the fork server: a cost of the first call in a process, not of a batch
     zero_text.group_answers(warm["clean"], equivalence="math")
     naive_group(warm["clean"][:4])
     numeric = grouping(cfg)
-    rows = make_batch(cfg)["adversarial"]
-
-    def pipeline() -> Any:
-        ids, n = zero_text.group_answers(rows, equivalence="math", timeout=cfg.timeout)
-        a = jax.numpy.asarray(ids)
-        return zero_jax.group_advantages(zero_jax.pseudo_rewards(a, zero_jax.consensus(a, n)[0]))
-
-    pipe = [timed(pipeline, partial(cold, 1))[0] for _ in range(cfg.repeats)]
     mixed = grouping(replace(cfg, symbolic=MIXED_SYMBOLIC, seed=cfg.seed + 2))
     return {
         "case": "strings", "config": asdict(cfg), "quick": quick, "numeric": numeric,
-        "mixed": mixed, "replies": cfg.prompts * cfg.completions, "pool_start": pool_start,
-        "adversarial_replies": len(make_batch(cfg)["spots"]), "pipeline_seconds": pipe,
+        "mixed": mixed, "replies": cfg.prompts * cfg.completions,
+        "adversarial_replies": len(make_batch(cfg)["spots"]),
         "same_ids": numeric["same_ids"] and mixed["same_ids"], "load_before": load_before,
         "load_after": os.getloadavg(), "cores": os.cpu_count(),
     }  # fmt: skip
-
-
-# --------------------------------------------------------------------------- report
-
-
-def headline(result: dict[str, Any]) -> list[str]:
-    """The bullet of bench/RESULTS.md's first screen."""
-    same = "identical ids." if result["same_ids"] else "**different ids**."
-    return [f"- From strings to advantages (`python -m bench.strings`, {result['replies']:,} "
-            f"replies): math-equivalent grouping **{result['numeric']['ratio']:.1f}x** faster "
-            f"than the naive math-verify loop, {same}"]  # fmt: skip
 
 
 def targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The case's two targets (not measured without a full run)."""
     from bench.targets import target
 
-    full = result is not None and not result.get("quick")
-    num = result["numeric"] if full and result else {}
-    fast = max(num.get("ratio", 0), num.get("ratio_2_processes", 0))
-    limit = result["config"]["timeout"] if result else 1.0
+    num = result["numeric"] if result is not None and not result.get("quick") else None
+    fast = max(num["ratio"], num["ratio_2_processes"]) if num else 0.0
+    within = num["overhead"] <= result["config"]["timeout"] if num and result else None
     return [
-        target("math_grouping_5x_faster_than_naive", "`group_answers(equivalence=\"math\")` "
-               "at least 5x faster than the naive math-verify loop (1 or 2 processes), "
-               "identical ids", "strings",
-               {"5x": fast >= 5 if full else None, "same ids": num.get("same_ids")},
-               {"ratio": round(fast, 2)} if full else {}),
+        target("math_grouping_5x_faster_than_naive", "`group_answers(equivalence=\"math\")` at "
+               "least 5x faster than the naive math-verify loop, identical ids", "strings",
+               {"5x": fast >= 5 if num else None, "same ids": num and num["same_ids"]},
+               {"ratio": round(fast, 2)} if num else {}),
         target("adversarial_batch_within_normal_plus_limit", "a batch with 1 % adversarial "
                "replies takes at most its normal time plus the limit", "strings",
-               {"within": num["overhead"] <= limit if full else None},
-               {"overhead_s": round(num["overhead"], 3)} if full else {}),
+               {"within": within}, {"overhead_s": round(num["overhead"], 3)} if num else {}),
     ]  # fmt: skip
 
 
@@ -330,34 +267,29 @@ def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
         "", "| batch | ours, 1 / 2 processes | naive loop | ratio, 1 / 2 | without adversarial |",
         "|---|---|---|---|---|",
     ]  # fmt: skip
-    for name in ("numeric", "mixed"):
-        r, m = result[name], result[name]["median"]
-        lines.append(
-            f"| {name} | {m['ours']:.2f} s / {m['ours_2_processes']:.2f} s | {r['naive']:.2f} s "
-            f"| **{r['ratio']:.1f}x** / **{r['ratio_2_processes']:.1f}x** | {m['clean']:.2f} s |"
-        )
+    for name, r in (("numeric", result["numeric"]), ("mixed", result["mixed"])):
+        m = r["median"]
+        lines.append(f"| {name} | {m['ours']:.2f} s / {m['ours_2_processes']:.2f} s | "
+                     f"{r['naive']:.2f} s | **{r['ratio']:.1f}x** / "
+                     f"**{r['ratio_2_processes']:.1f}x** | {m['clean']:.2f} s |")  # fmt: skip
     num = result["numeric"]
     lines += [
-        "", f"- Strings to advantages: {statistics.median(result['pipeline_seconds']):.2f} s.",
+        "",
         f"- Identical ids: **{'yes' if result['same_ids'] else 'NO'}**; the adversarial "
         f"replies change no other id: {'yes' if num['adversarial_change_no_other_id'] else 'NO'}"
         f", {num['cut_off']} cut off, +{num['overhead']:.2f} s (limit {cfg['timeout']:g} s).",
     ]  # fmt: skip
-    for t in targets(result):
-        lines.append(f"- Target `{t['name']}`: {t['status']} {t['details'] or ''}")
+    lines += [f"- Target `{t['name']}`: {t['status']} {t['details']}" for t in targets(result)]
     return "\n".join([*lines, f"- Raw numbers in `{results_dir}/strings.json`."]) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.strings", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="16 x 8 completions (seconds)")
-    parser.add_argument("--repeats", type=int, help="rounds of our side (default 3)")
     output.add_arguments(parser, "strings.json")
     args = parser.parse_args(argv)
     out_dir = output.directory(args, quick=args.quick)
-    cfg = QUICK if args.quick else Config()
-    cfg = replace(cfg, repeats=args.repeats) if args.repeats else cfg
-    result = run(cfg, quick=args.quick)
+    result = run(QUICK if args.quick else Config(), quick=args.quick)
     (out_dir / "strings.json").write_text(json.dumps(result, indent=1) + "\n")
     output.finish(out_dir)
     print(markdown(result))
