@@ -60,7 +60,8 @@ class GroupedAnswers(tuple[np.ndarray, int]):
 
 def _check_math_available() -> None:
     try:
-        found = all(importlib.util.find_spec(m) is not None for m in ("math_verify", "pebble"))
+        found = importlib.util.find_spec("math_verify") is not None
+        found = found and importlib.util.find_spec("pebble") is not None
     except (ImportError, ValueError):
         found = False
     if not found:
