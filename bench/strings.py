@@ -1,12 +1,8 @@
-"""Strings to answer ids, the costly step from strings to advantages, on a GRPO batch,
-side by side in one run with the naive loop stack rewards use (math-verify ``parse`` +
-``verify`` for every comparison): ``python -m bench.strings`` (256 x 16 replies of about
-1 KB) or ``--quick``.
-
-Numeric answers in the forms models write, right or wrong, some without a box, and 1 %
-adversarial replies; a second batch has 15 % symbolic answers. The claims: identical ids
-on the non-adversarial replies, the ratio of the times, and the adversarial batch within
-the clean one's time plus the limit. Every timed call starts with cold answer caches.
+"""Strings to answer ids (the costly step from strings to advantages) on a GRPO batch, side
+by side in one run with the naive loop of stack rewards (math-verify ``parse`` + ``verify``
+per comparison): ``python -m bench.strings`` (256 x 16 replies of about 1 KB), ``--quick``.
+Claims: identical ids on the non-adversarial replies, the ratio of the times, a batch with
+1 % adversarial replies within the clean one's time plus the limit (cold caches).
 """
 
 from __future__ import annotations
@@ -29,6 +25,7 @@ import numpy as np
 
 import zero_text
 from bench import output
+from bench.targets import target
 
 # fmt: off
 ADVERSARIAL = [  # towers (Math-Verify issue #65 and relatives), powers that stall SymPy
@@ -154,7 +151,7 @@ def relabel(rows: list[list[int]]) -> list[list[int]]:
 
 
 def naive_group(rows: list[list[str]]) -> list[list[int]]:
-    """Greedy first-seen ids, math-verify parse + verify (both ways) per comparison."""
+    # greedy first-seen ids, math-verify parse + verify (both ways) per comparison
     import math_verify as mv
     import math_verify.parser
 
@@ -196,7 +193,6 @@ def timed(fn: Callable[[], Any], before: Callable[[], None] = lambda: None) -> t
 
 
 def grouping(cfg: Config) -> dict[str, Any]:
-    """Ours (clean; adversarial, 1 and 2 processes; interleaved) against the naive loop."""
     data = make_batch(cfg)
     clean, rows, spots = data["clean"], data["adversarial"], data["spots"]
     runs = {"clean": (clean, 1), "ours": (rows, 1), "ours_2_processes": (rows, 2)}
@@ -214,7 +210,7 @@ def grouping(cfg: Config) -> dict[str, Any]:
     return {
         "seconds": seconds, "median": med, "naive": naive, "cut_off": out["ours"].cut_off,
         "ratio": naive / med["ours"], "ratio_2_processes": naive / med["ours_2_processes"],
-        "overhead": med["ours"] - med["clean"], "ids": ids["ours"],
+        "overhead": med["ours"] - med["clean"],
         "same_ids": kept == relabel(naive_ids) and ids["ours"] == ids["ours_2_processes"],
         "adversarial_change_no_other_id": kept == relabel(without(ids["clean"], spots)),
     }  # fmt: skip
@@ -229,19 +225,23 @@ def run(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
     naive_group(warm["clean"][:4])
     numeric = grouping(cfg)
     mixed = grouping(replace(cfg, symbolic=MIXED_SYMBOLIC, seed=cfg.seed + 2))
-    return {
-        "case": "strings", "config": asdict(cfg), "quick": quick, "numeric": numeric,
-        "mixed": mixed, "replies": cfg.prompts * cfg.completions,
-        "adversarial_replies": len(make_batch(cfg)["spots"]),
-        "same_ids": numeric["same_ids"] and mixed["same_ids"], "load_before": load_before,
-        "load_after": os.getloadavg(), "cores": os.cpu_count(),
-    }  # fmt: skip
+    return {"case": "strings", "config": asdict(cfg), "quick": quick, "numeric": numeric,
+            "mixed": mixed, "replies": cfg.prompts * cfg.completions, "cores": os.cpu_count(),
+            "adversarial_replies": len(make_batch(cfg)["spots"]), "load_before": load_before,
+            "same_ids": numeric["same_ids"] and mixed["same_ids"],
+            "load_after": os.getloadavg()}  # fmt: skip
+
+
+def headline(result: dict[str, Any]) -> list[str]:
+    """The bullet of the bench summary in the README."""
+    same = "identical ids" if result["same_ids"] else "**different ids**"
+    return [f"- Strings to answer ids (`python -m bench.strings`, {result['replies']:,} "
+            f"replies): math grouping **{result['numeric']['ratio']:.1f}x** faster than the "
+            f"naive math-verify loop, {same}."]  # fmt: skip
 
 
 def targets(result: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The case's two targets (not measured without a full run)."""
-    from bench.targets import target
-
     num = result["numeric"] if result is not None and not result.get("quick") else None
     fast = max(num["ratio"], num["ratio_2_processes"]) if num else 0.0
     within = num["overhead"] <= result["config"]["timeout"] if num and result else None
