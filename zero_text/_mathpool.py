@@ -78,12 +78,8 @@ def _equal(pa: list[Any], pb: list[Any]) -> bool:
 
 
 def read(answer: str, probe: bool) -> Summary | None:
-    """Parse ``\\boxed{answer}``; None when nothing is parsed.
-
-    With ``probe`` the answer is first verified against 7, which makes SymPy
-    evaluate it as a number, so an answer that cannot be evaluated runs over
-    here, on its own, rather than later in a comparison.
-    """
+    """Parse ``\\boxed{answer}`` (None when nothing is parsed); with ``probe``, verify it
+    against 7 first, so an answer SymPy cannot evaluate runs over here, on its own."""
     parsed = _parsed(answer)
     if not parsed:
         return None
@@ -120,8 +116,7 @@ def compare(a: str, b: str) -> bool:
 
 
 def _start_worker() -> None:
-    """pebble's initializer: warm (a no-op when forked from the warm server), and ended
-    by SIGTERM at once, even inside a C call (pebble's handler runs only between them)."""
+    """pebble's initializer: warm, and ended by SIGTERM even inside a C call."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     warm_up()
 

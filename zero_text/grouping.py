@@ -205,14 +205,10 @@ def _risky(request: Request) -> bool:
 
 
 def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes: int) -> list[Any]:
-    """Values of ``jobs``, whose requests run on the helper processes.
-
-    Equal requests run once. Tame requests (see :func:`tame`) run ``processes`` at a
-    time; the others run one at a time beside them, on the pool's extra worker, and
-    share one deadline, ``limit`` seconds after the first of them is sent: then every
-    such request not done is cut off (replied :data:`_CUT`, its worker killed), so
-    however many answers stall, the call waits at most one ``limit`` for them, while
-    the tame work goes on.
+    """Values of ``jobs``, whose requests (each run once) go to the helper processes: tame
+    ones (:func:`tame`) ``processes`` at a time, the others one at a time beside them on
+    the extra worker, with one deadline ``limit`` seconds after the first is sent; then
+    every such request not done is cut off (:data:`_CUT`, its worker killed).
     """
     values: list[Any] = [None] * len(jobs)
     waiting: dict[Request, list[int]] = {}
