@@ -195,10 +195,7 @@ def test_the_library_reaches_no_module_by_a_name_string(package):
 
 # --------------------------------------------------------------------------- applications
 #: Application modules allowed to reach into a library package's private parts, and why.
-PRIVATE_USE: dict[str, str] = {
-    "bench.strings": "drops the math helpers' answer caches before each timed call "
-    "(zero_text._mathpool.forget), so that every call meets its strings cold",
-}
+PRIVATE_USE: dict[str, str] = {}
 
 
 def private_uses(source: str) -> list[tuple[int, str]]:

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import math
-from collections.abc import Callable, Generator, Iterator, Sequence
+import queue
+import time
+from collections.abc import Callable, Generator, Sequence
+from concurrent.futures import CancelledError, Future
 from typing import Any, Literal
 
 import numpy as np
 
 from . import _mathpool
-from ._fastmath import fast_equivalent, tame, unbounded
-from ._mathpool import Job, Request, Result
+from ._fastmath import fast_equivalent, plain_summary, summary_verdict, tame
 from .answers import _published_boxed_content, extract_boxed, normalize_answer
 
-__all__ = ["close_math_workers", "group_answers", "math_equivalent"]
+__all__ = ["GroupedAnswers", "close_math_workers", "group_answers", "math_equivalent"]
 
 Equivalence = Literal["exact", "math"] | Callable[[str, str], bool]
 Unparseable = Literal["distinct", "bucket", "r_zero"]
@@ -26,14 +29,39 @@ _SKIP = object()
 _BUCKET = object()
 Key = Any  # a normalised answer (str) or one of the sentinels
 
-# A comparison is a generator: it may ask the math-verify helpers (yield a request,
-# receive the result) and returns the verdict.
-Compare = Callable[[str, str], Generator[Request, Result, bool]]
+# A comparison is a generator: it may ask the helper processes (yield a request,
+# receive the reply) and returns True, False or None (the newcomer is undecided).
+Request = tuple[Any, ...]  # ("read", answer, probe) or ("cmp", a, b)
+Compare = Callable[[str, str], Generator[Request, Any, bool | None]]
+_CUT = object()  # the reply to a request cut off by the call's time budget
+
+
+class GroupedAnswers(tuple[np.ndarray, int]):
+    """What :func:`group_answers` returns: the pair ``(ids, num_answers)``, which unpacks as
+    before, with the attribute ``cut_off``: how many replies were grouped as unparseable
+    because math-verify could not decide them within the call's time budget (0 unless
+    ``equivalence="math"`` met an answer that stalls)."""
+
+    cut_off: int
+
+    def __new__(cls, ids: np.ndarray, num_answers: int, cut_off: int = 0) -> GroupedAnswers:
+        out = super().__new__(cls, (ids, num_answers))
+        out.cut_off = cut_off
+        return out
+
+    @property
+    def ids(self) -> np.ndarray:
+        return self[0]
+
+    @property
+    def num_answers(self) -> int:
+        return self[1]
 
 
 def _check_math_available() -> None:
     try:
         found = importlib.util.find_spec("math_verify") is not None
+        found = found and importlib.util.find_spec("pebble") is not None
     except (ImportError, ValueError):
         found = False
     if not found:
@@ -65,106 +93,102 @@ def _check_processes(processes: object) -> int:
 
 
 class _MathState:
-    """What one call has learnt about its answers (shared by its rows).
-
-    ``refused`` answers are compared by exact string only: the static guard
-    flagged them, math-verify parsed nothing from them, or they ran over the
-    time limit. ``guarded`` answers passed the guard; ``prepared`` ones were
-    also parsed within the limit, and probed first unless they are tame (see
-    :func:`zero_text._fastmath.tame`), so an answer that SymPy cannot evaluate
-    runs over on its own rather than in a comparison. ``verdicts`` holds every
-    pair math-verify has compared (the check is symmetric, so one per pair);
-    ``strikes`` counts, per representative, comparisons that ran over: the
-    newcomer is blamed first, and a representative at its second strike is
-    refused too.
-    """
+    """One call's readings (:data:`zero_text._mathpool.Summary`, None when nothing parsed,
+    or :data:`_CUT`) and verdicts, shared by its rows; ``undecided``: answers whose read or
+    comparison (as the newcomer) was cut off, grouped as unparseable in every row."""
 
     def __init__(self) -> None:
-        self.guarded: set[str] = set()
-        self.prepared: set[str] = set()
-        self.refused: set[str] = set()
-        self.verdicts: dict[tuple[str, str], bool] = {}
-        self.strikes: dict[str, int] = {}
+        self.reads: dict[str, Any] = {}
+        self.verdicts: dict[tuple[str, str], Any] = {}
+        self.undecided: set[str] = set()
+        self.batch: dict[str, tuple[Request, int]] = {}
 
-    def compare(self, rep: str, cand: str) -> Generator[Request, Result, bool]:
+    def read(self, answer: str) -> Generator[Request, Any, Any]:
+        if answer not in self.reads and plain_summary(answer) is not None:
+            self.reads[answer] = plain_summary(answer)
+        if answer not in self.reads:  # rows run interleaved: set only once replied
+            request, at = self.batch.get(answer, (("read", answer, not tame(answer)), -1))
+            reply = yield request
+            self.reads[answer] = reply[at] if at >= 0 and reply is not _CUT else reply
+        if self.reads[answer] is _CUT:
+            self.undecided.add(answer)
+        return self.reads[answer]
+
+    def read_first(self, answers: list[str]) -> list[Generator[Request, Any, Any]]:
+        """Jobs that read tame ``answers`` in batches of 32, before any row asks for them."""
+        batches = [tuple(answers[i : i + 32]) for i in range(0, len(answers), 32)]
+        self.batch = {a: (("reads", *b), at) for b in batches for at, a in enumerate(b)}
+        return [self.read(b[0]) for b in batches]
+
+    def compare(self, rep: str, cand: str) -> Generator[Request, Any, bool | None]:
         verdict = fast_equivalent(rep, cand)
         if verdict is not None:
             return verdict
-        if rep in self.refused or cand in self.refused:
+        if cand in self.undecided:
+            return None
+        sa = yield from self.read(rep)
+        if rep in self.undecided or sa is None:
             return False
+        sb = yield from self.read(cand)
+        if cand in self.undecided:
+            return None
+        verdict = summary_verdict(sa, sb) if sb is not None else False
+        if verdict is not None:
+            return verdict
         pair = (rep, cand) if rep < cand else (cand, rep)
-        known = self.verdicts.get(pair)
-        if known is not None:
-            return known
-        for answer in (rep, cand):
-            if answer not in self.guarded:
-                if unbounded(answer):
-                    self.refused.add(answer)
-                    return False
-                self.guarded.add(answer)
-        for answer in (rep, cand):
-            if answer not in self.prepared:
-                status = yield ("read" if tame(answer) else "prep", answer)
-                if status != "ok":  # nothing parsed, or over the limit
-                    self.refused.add(answer)
-                    return False
-                self.prepared.add(answer)
-        equal = yield ("cmp", rep, cand)
-        if equal is None:  # over the limit: not equivalent, and the newcomer is refused
-            self.refused.add(cand)
-            self.strikes[rep] = self.strikes.get(rep, 0) + 1
-            if self.strikes[rep] >= 2:
-                self.refused.add(rep)
-            return False
-        self.verdicts[pair] = bool(equal)
-        return bool(equal)
+        if pair not in self.verdicts:
+            self.verdicts[pair] = yield ("cmp", *pair)
+        if self.verdicts[pair] is _CUT:
+            self.undecided.add(cand)
+            return None
+        return bool(self.verdicts[pair])
 
 
 def _calling(checker: Callable[[str, str], bool]) -> Compare:
-    def compare(rep: str, cand: str) -> Generator[Request, Result, bool]:
+    def compare(rep: str, cand: str) -> Generator[Request, Any, bool | None]:
         return bool(checker(rep, cand))
         yield  # pragma: no cover - makes this a generator that never asks
 
     return compare
 
 
-def _row_ids(keys: list[Key], compare: Compare | None) -> Generator[Request, Result, list[int]]:
-    """Greedy first-seen ids of one row; asks whatever ``compare`` asks."""
-    ids = [0] * len(keys)
-    exact_ids: dict[str, int] = {}
-    representatives: list[tuple[str, int]] = []  # (first member, id) in id order
-    bucket_id: int | None = None
-    skipped: list[int] = []
-    next_id = 0
-    for k, key in enumerate(keys):
-        if key is _SKIP:
-            skipped.append(k)
+def _groups(keys: list[Key], compare: Compare | None) -> Generator[Request, Any, dict[str, Any]]:
+    """Greedy grouping of one row: each answer to its group's first member (_CUT when
+    undecided); asks whatever ``compare`` asks."""
+    group: dict[str, Any] = {}
+    reps: list[str] = []
+    for key in keys:
+        if not isinstance(key, str) or key in group:
             continue
-        if key is _BUCKET:
-            if bucket_id is None:
-                bucket_id = next_id
-                next_id += 1
-            ids[k] = bucket_id
-            continue
-        found = exact_ids.get(key)
-        if found is None and compare is not None:
-            for rep, rep_id in representatives:
-                if (yield from compare(rep, key)):
-                    found = rep_id
+        found: Any = key
+        if compare is not None:
+            for rep in reps:
+                verdict = yield from compare(rep, key)
+                if verdict is None or verdict:
+                    found = _CUT if verdict is None else rep
                     break
-        if found is None:
-            found = next_id
-            next_id += 1
-            representatives.append((key, found))
-        exact_ids[key] = found
-        ids[k] = found
-    for k in skipped:
-        ids[k] = next_id
-        next_id += 1
+        group[key] = found
+        if found is key:
+            reps.append(key)
+    return group
+
+
+def _ids(labels: list[Key]) -> list[int]:
+    """First-seen ids of a row's labels; one shared id for _BUCKET, each _SKIP one after all."""
+    ids = [0] * len(labels)
+    seen: dict[Any, int] = {}
+    skipped = []
+    for k, label in enumerate(labels):
+        if label is _SKIP:
+            skipped.append(k)
+        else:
+            ids[k] = seen.setdefault(label, len(seen))
+    for n, k in enumerate(skipped):
+        ids[k] = len(seen) + n
     return ids
 
 
-def _finish_locally(job: Generator[Request, Result, Any]) -> Any:
+def _finish(job: Generator[Request, Any, Any]) -> Any:
     """Run a job that never asks the helpers; return its value."""
     try:
         request = next(job)
@@ -173,45 +197,102 @@ def _finish_locally(job: Generator[Request, Result, Any]) -> Any:
     raise AssertionError(f"unexpected request {request!r}")  # pragma: no cover
 
 
-def _run_math(
-    jobs: list[Generator[Request, Result, Any]], *, timeout: float, processes: int
-) -> list[Any]:
-    """Values of ``jobs``; those that ask math-verify run on the helper processes.
+_WORK = {"read": _mathpool.read, "reads": _mathpool.read_all, "cmp": _mathpool.compare}
 
-    Each job is started here; one that finishes without a request (exact
-    duplicates, the fast path, refused answers) never touches a process, and
-    the pool is only started when some job needs it.
+
+def _risky(request: Request) -> bool:
+    return not all(tame(answer) for answer in request[1:] if isinstance(answer, str))
+
+
+def _run_math(jobs: list[Generator[Request, Any, Any]], limit: float, processes: int) -> list[Any]:
+    """Values of ``jobs``, whose requests (each run once) go to the helper processes: tame
+    ones (:func:`tame`) ``processes`` at a time, the others one at a time beside them on
+    the extra worker, with one deadline ``limit`` seconds after the first is sent; then
+    every such request not done is cut off (:data:`_CUT`, its worker killed).
     """
     values: list[Any] = [None] * len(jobs)
+    waiting: dict[Request, list[int]] = {}
+    replies: dict[Request, Any] = {}
+    tame_running: dict[Future[Any], Request] = {}
+    risky_running: dict[Future[Any], Request] = {}
+    deadline: float | None = None  # of the risky requests, set when the first is sent
+    deferred: list[Request] = []  # risky
+    queued: collections.deque[Request] = collections.deque()  # tame
+    finished: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
+    spent = False
 
-    def wrap(i: int, job: Generator[Request, Result, Any]) -> Job:
-        values[i] = yield from job
+    def submit(request: Request) -> None:
+        work, args = _WORK[request[0]], request[1:]
+        batch = request[0] == "reads"  # each answer of a batch has its own limit
+        future = _mathpool.get_pool(processes).schedule(
+            work, (args,) if batch else args, timeout=limit * (len(args) if batch else 1)
+        )
+        (risky_running if _risky(request) else tame_running)[future] = request
+        future.add_done_callback(finished.put)
 
-    def primed() -> Iterator[tuple[Job, Request]]:
-        for i, job in enumerate(jobs):
-            wrapped = wrap(i, job)
+    def step(i: int, reply: Any) -> None:
+        while True:
             try:
-                request = next(wrapped)
-            except StopIteration:
-                continue
-            yield wrapped, request
+                request = jobs[i].send(reply)
+            except StopIteration as stop:
+                values[i] = stop.value
+                return
+            reply = replies.get(request, _CUT if spent and _risky(request) else None)
+            if request not in replies and reply is None:
+                break
+        if request not in waiting:
+            waiting[request] = []
+            (deferred if _risky(request) else queued).append(request)
+        waiting[request].append(i)
 
-    pending = primed()
-    first = next(pending, None)
-    if first is not None:
+    def finish(request: Request, reply: Any) -> None:
+        replies[request] = reply
+        for i in waiting.pop(request):
+            step(i, reply)
 
-        def chained() -> Iterator[tuple[Job, Request]]:
-            yield first
-            yield from pending
-
-        _mathpool.run_jobs(chained(), processes=processes, limit=timeout)
+    with _mathpool._LOCK:
+        for i in range(len(jobs)):
+            step(i, None)
+        while tame_running or risky_running or deferred or queued:
+            while queued and len(tame_running) < processes:
+                submit(queued.popleft())
+            if deferred and not risky_running:  # one at a time, on the spare worker
+                submit(deferred.pop(0))
+            if risky_running and deadline is None:  # the call's one budget starts
+                deadline = time.monotonic() + limit
+            end = deadline if risky_running and deadline is not None else math.inf
+            timeout = min(end - time.monotonic(), 2 * limit)
+            try:
+                done = [finished.get(timeout=max(timeout, 0.0))]
+            except queue.Empty:
+                done = []
+            while not finished.empty():
+                done.append(finished.get())
+            for future in done:
+                request = tame_running.pop(future, ()) or risky_running.pop(future, ())
+                if not request:  # cut off already
+                    continue
+                try:
+                    reply = future.result()
+                except (TimeoutError, CancelledError, OSError):  # over the limit, crashed
+                    reply, spent = _CUT, True
+                finish(request, reply)
+            spent = spent or bool(risky_running) and time.monotonic() >= end
+            if spent:  # cut every risky request not done; pebble kills the running ones
+                for cancelled in risky_running:
+                    cancelled.cancel()
+                cut = [*risky_running.values(), *deferred]
+                risky_running.clear()
+                deferred.clear()
+                for request in cut:
+                    finish(request, _CUT)
     return values
 
 
 def close_math_workers() -> None:
     """End the helper processes that ``equivalence="math"`` started (if any).
 
-    They are otherwise kept for the next call and killed at interpreter exit;
+    They are otherwise kept for the next call and stopped at interpreter exit;
     a later call starts new ones.
     """
     _mathpool.close_pool()
@@ -221,9 +302,8 @@ def math_equivalent(a: str, b: str, *, timeout: float = 1.0) -> bool:
     """True when two answers are equal after :func:`normalize_answer` or for math-verify.
 
     The check behind ``equivalence="math"`` (see :func:`group_answers` for the
-    time limit, the fast path and the static guard):
-    ``math_equivalent("\\\\frac{1}{2}", "0.5")`` is True. Parse errors, answers
-    the guard refuses and steps over the ``timeout`` give False.
+    time limit and the fast path): ``math_equivalent("\\\\frac{1}{2}", "0.5")`` is
+    True. Parse errors and steps over the ``timeout`` give False.
 
     Raises:
         TypeError: non-string arguments, or a non-numeric ``timeout``.
@@ -238,7 +318,7 @@ def math_equivalent(a: str, b: str, *, timeout: float = 1.0) -> bool:
     if na == nb:
         return True
     state = _MathState()
-    (verdict,) = _run_math([state.compare(na, nb)], timeout=limit, processes=1)
+    (verdict,) = _run_math([state.compare(na, nb)], limit, 1)
     return bool(verdict)
 
 
@@ -313,7 +393,7 @@ def group_answers(
     equivalence: Equivalence = "exact",
     timeout: float = 1.0,
     processes: int = 1,
-) -> tuple[np.ndarray, int]:
+) -> GroupedAnswers:
     """Assign each reply an answer id so that equal answers share an id.
 
     Every reply goes through :func:`zero_text.extract_boxed` and
@@ -368,41 +448,47 @@ def group_answers(
             the same ids as calling it on every such pair, but bounded and
             cheaper: plain numbers (integers, decimals with up to 6 places,
             integer fractions) are settled exactly where that provably gives
-            math-verify's verdict; answers whose evaluation has no useful
-            bound (towers of powers, huge exponents, factorials or literals,
-            more than 1000 characters) are compared by exact string only;
-            everything else runs in helper processes (see ``timeout``).
+            math-verify's verdict; everything else runs in helper processes
+            (see ``timeout``), whose reading of an answer also settles the
+            pairs whose parses are exact rationals or clearly apart numbers.
             A callable ``f(representative, candidate) -> bool`` plugs in your
             own checker, called in this thread; it receives normalised strings
             and its exceptions propagate.
-        timeout: ``equivalence="math"`` only: the time limit, in seconds, of
-            each step given to math-verify (reading a new answer, or comparing
-            two), in any thread. It counts the CPU time of the helper process
-            doing the step, so a loaded machine slows honest steps down without
-            failing them, and a step may take at most ``timeout + max(timeout,
-            1)`` seconds of wall time in all (just ``timeout`` where the
-            platform has no CPU-time timers). A step over the limit is stopped
-            by ending its helper process (a fresh one is forked in
-            milliseconds) and counts as "not equivalent"; the answer that ran
-            over (for a comparison, the newer one, and the representative too
-            once a second comparison with it runs over, so that one slow answer
-            cannot cost every later reply of its row the limit) is compared by
-            exact string only for the rest of the call. Ids are deterministic
-            unless a step lands near the limit. A ``timeout`` above 10**6 s
-            is used as 10**6 s.
-        processes: ``equivalence="math"`` only: helper processes, each working
-            on one row at a time (rows in parallel, for large batches whose rows
-            share few answers: each helper reads its rows' answers itself).
-            They are forked by one more process that has math-verify loaded,
-            reused by later calls, killed at interpreter exit or by
-            :func:`zero_text.close_math_workers`. Calls from several threads
-            are served one at a time.
+        timeout: ``equivalence="math"`` only: the time limit, in seconds
+            of wall time, of each step given to math-verify (reading a new
+            answer, or comparing two), in any thread, and the call's budget
+            for steps that stall. Every step of a call is queued at once on
+            the helper processes; a step over the limit is stopped by killing
+            its helper (pebble forks a ready replacement). Steps that involve
+            an answer with powers, factorials or other constructs SymPy may not
+            finish (Math-Verify issue #65's towers; see
+            :func:`zero_text._fastmath.tame`) run one at a time on an extra
+            helper, beside the others, and share one deadline: ``timeout``
+            seconds after the first of them starts, every such step not done is
+            cut off, so a call takes at most its normal time plus about one
+            ``timeout`` however many replies stall. An answer whose reading, or whose
+            comparison as the newer answer, was cut off or stopped is grouped
+            as ``unparseable`` says, in every row of the call; the result's
+            ``cut_off`` counts those replies. Ids are deterministic unless a
+            step lands near the limit. A ``timeout`` above 10**6 s is used as
+            10**6 s.
+        processes: ``equivalence="math"`` only: helper processes working on
+            the call's steps in parallel (the pool keeps one more, idle, to take
+            over at once from a helper killed at the limit). They are started (from the
+            ``forkserver`` context, never a fork of this process) by the first
+            call that needs them, reused by later calls with the same
+            ``processes``, stopped at interpreter exit or by
+            :func:`zero_text.close_math_workers`. As with ``multiprocessing``,
+            a script needs an ``if __name__ == "__main__":`` guard, and a
+            daemonic process cannot start them. Calls from several threads are
+            served one at a time.
 
     Returns:
-        ``(ids, num_answers)``: ``ids`` is int64 [B, K] with values in
-        ``[0, num_answers)``; ``num_answers`` is the largest number of
-        distinct ids in any row (at least 1), the size to give one-hot or
-        count tensors.
+        A :class:`GroupedAnswers`, the pair ``(ids, num_answers)``: ``ids`` is
+        int64 [B, K] with values in ``[0, num_answers)``; ``num_answers`` is the
+        largest number of distinct ids in any row (at least 1), the size to give
+        one-hot or count tensors; its attribute ``cut_off`` counts the replies
+        grouped as unparseable because math-verify could not decide them in time.
 
     Raises:
         TypeError: bad container or element types, or an unsupported type for
@@ -439,11 +525,30 @@ def group_answers(
         )
     rows = _validate_replies(replies)
 
-    jobs = [_row_ids(_row_keys(row, unparseable), compare) for row in rows]
-    if state is not None:
-        row_ids = _run_math(jobs, timeout=limit, processes=workers)
+    keys = [_row_keys(row, unparseable) for row in rows]
+    jobs = [_groups(row, compare) for row in keys]
+    if state is not None:  # read the tame answers first, so a stall cannot delay them
+        needed: set[str] = set()
+        for row in keys:  # the pairs greedy compares if math-verify finds no match
+            reps: list[str] = []
+            for key in dict.fromkeys(k for k in row if isinstance(k, str)):
+                found = [r for r in reps if fast_equivalent(r, key) is None]
+                needed.update([*found, key] if found else [])
+                if not any(fast_equivalent(r, key) for r in reps):
+                    reps.append(key)
+        needed = {k for k in needed if tame(k) and plain_summary(k) is None}
+        first = state.read_first(sorted(needed))
+        groups = _run_math(first + jobs, limit, workers)[len(first) :]
     else:
-        row_ids = [_finish_locally(job) for job in jobs]
-    ids = np.asarray(row_ids, dtype=np.int64).reshape(len(rows), len(rows[0]))
+        groups = [_finish(job) for job in jobs]
+    cut = _BUCKET if unparseable == "bucket" else _SKIP
+    undecided = state.undecided if state is not None else set()
+    labels = [
+        [k if not isinstance(k, str) else group[k] if k not in undecided else _CUT for k in row]
+        for row, group in zip(keys, groups, strict=True)
+    ]
+    cut_off = sum(label is _CUT for row in labels for label in row)
+    labels = [[cut if label is _CUT else label for label in row] for row in labels]
+    ids = np.asarray([_ids(row) for row in labels], dtype=np.int64).reshape(len(rows), -1)
     num_answers = max(1, int(ids.max(initial=0)) + 1)
-    return ids, num_answers
+    return GroupedAnswers(ids, num_answers, cut_off)
