@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from zero_contracts import CONTRACTS, Contract
+from zero_contracts import CONTRACTS, Arg, Contract
 from zero_contracts import messages as msg
 from zero_contracts import validate as V
 
@@ -219,10 +219,13 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     else:
         if len(values) == len(spec.args):
             return values
-    return tuple([_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True)])
+    return tuple([_to_array(arg, x) for arg, x in zip(spec.args, values, strict=True)])
 
 
-def _to_array(name: str, x: Any) -> Any:
+def _to_array(arg: Arg, x: Any) -> Any:
+    name = arg.name
+    # ids would merge; lengths (a "nonneg" rule) and plain values would wrap around
+    wide = msg.WIDE_IDS if arg.kind == "int" and arg.value != "nonneg" else msg.WIDE_VALUES
     if isinstance(x, jax.Array):
         if not _wide_ints(x.dtype):
             return x
@@ -230,7 +233,7 @@ def _to_array(name: str, x: Any) -> Any:
         # the 32-bit ints of that setting, so the ids are checked, then narrowed
         if isinstance(x, jax.core.Tracer):  # inside a jit or vmap: values unknown
             raise ValueError(msg.WIDE_TRACED_IDS.format(name=name, dtype=x.dtype.name))
-        _check_narrow(name, x)
+        _check_narrow(name, x, wide)
         return x.astype(_narrow(x.dtype))
     if x is None:
         return None
@@ -243,7 +246,7 @@ def _to_array(name: str, x: Any) -> Any:
     if arr.dtype.kind in "OUSVMm" and arr.dtype.name != "bfloat16":  # not numbers
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__))
     if _wide_ints(arr.dtype):
-        _check_narrow(name, arr)
+        _check_narrow(name, arr, wide)
     return jnp.asarray(arr)
 
 

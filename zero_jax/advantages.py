@@ -17,13 +17,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.sharding import reshard
 from jax.typing import ArrayLike
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
 from zero_jax._checks import Index
-from zero_jax.primitives import _gather, exact_div
+from zero_jax.primitives import exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 
@@ -47,47 +46,6 @@ def _moments(
     dev = d - jnp.sum(d, axis=axis, keepdims=True) / jnp.maximum(n, 1)
     sq = jnp.sum(jnp.where(m, dev**2, 0), axis=axis, keepdims=True)
     return n, dev, jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
-
-
-def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
-    """``r_i`` minus the mean of the other kept rewards of its group: the sum over the
-    other kept ``j`` of ``r_i - r_j``, divided by ``n - 1``.  Equal rewards differ by
-    exactly 0, so a 7-vs-1 split on 0.35 leaves no float32 residue (NeMo-RL PR #4161).
-    Computed in float64 when x64 is on (like the torch twin) and rounded once; float32
-    without x64 (JAX then has no float64) carries the sum exactly as a float32 pair
-    (Knuth's error-free two-sum), so the result is within float32's rounding of the
-    exact value even where the differences cancel."""
-    r, sharding = _gather(r, last=True)  # a group's samples all on each device
-    m = _gather(m, last=True)[0]
-    wide = jnp.promote_types(r.dtype, _c.float_dtype())
-    if wide != r.dtype or r.dtype == jnp.float64:
-        x = r.astype(wide)
-        gap = jnp.sum(jnp.where(m[..., None, :], x[..., :, None] - x[..., None, :], 0), -1)
-        out = exact_div(gap, jnp.maximum(n.astype(wide) - 1, 1)).astype(r.dtype)
-    else:
-
-        def add(carry: tuple[jax.Array, jax.Array], j: jax.Array) -> tuple[Any, None]:
-            hi, lo = carry  # the sum so far of r_i - r_j is exactly hi + lo (up to lo's rounding)
-            rj = lax.dynamic_index_in_dim(r, j, axis=-1)
-            kept = lax.dynamic_index_in_dim(m, j, axis=-1)
-            d, d_err = _two_sum(r, -rj)
-            hi, err = _two_sum(hi, jnp.where(kept, d, 0))
-            return (hi, lo + err + jnp.where(kept, d_err, 0)), None
-
-        # the carry takes the sharding the body gives it: r's and m's combined (on an
-        # Explicit mesh they may differ)
-        zeros = jnp.zeros_like(jnp.where(m, r, 0))
-        (hi, lo), _ = lax.scan(add, (zeros, zeros), jnp.arange(r.shape[-1]))
-        out = exact_div(hi + lo, jnp.maximum(n - 1, 1))
-    return out if sharding is None else reshard(out, sharding)
-
-
-def _two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth; additions
-    only, so no compiler contraction into fma can change it)."""
-    s = a + b
-    t = s - a
-    return s, (a - (s - t)) + (b - t)
 
 
 def advantages_of(
@@ -118,14 +76,18 @@ def advantages_of(
     n, dev, std = _moments(r, m, ddof)
     single = n == 1
     if baseline == "leave_one_out":
-        adv = _leave_one_out(r, m, n)
+        # r_i minus the mean of the other n - 1 kept rewards is n / (n - 1) (r_i - mean):
+        # O(G N), from the corrected two-pass deviations (no [G, N, N] differences)
+        adv = exact_div(dev * n, jnp.maximum(n - 1, 1))
     else:
         adv = dev
-    if singleton == "raw":
-        adv = jnp.where(single, r, adv)
-        std = jnp.where(single, unit, std)  # 1 in the rewards' units
     if scale == "batch":
-        _, _, std = _moments(r, m, ddof, axis=(-2, -1))
+        std = _moments(r, m, ddof, axis=(-2, -1))[2]
+    if singleton == "raw":
+        # verl: a lone sample has baseline 0 and std 1 (in the rewards' units), whatever
+        # the scaling (a batch std of 0, with eps = 0, made it NaN or inf)
+        adv = jnp.where(single, r, adv)
+        std = jnp.where(single, unit, std)
     if scale != "none":
         # XLA may multiply by 1 / (std + eps)
         adv = adv / (std + jnp.asarray(eps, r.dtype) * unit)
@@ -194,7 +156,8 @@ def group_advantages(
     * a group whose kept rewards are all equal (including a fully masked group)
       gets exactly 0, not a float residue divided by ``eps``;
     * a single-sample group gets 0 (``singleton="zero"``), or, as in verl, its reward
-      over ``1 + eps`` from baseline 0 and std 1 (``singleton="raw"``);
+      over ``1 + eps`` from baseline 0 and std 1 (``singleton="raw"``, with any
+      ``scale``: its own std, not the batch's);
     * with ``"group"`` scaling a group of at most ``ddof`` samples gets 0.
 
     A group with a non-finite kept reward is NaN (with ``"batch"`` scaling, the

@@ -32,8 +32,9 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
     Both passes score the same unassisted response tokens (hint tokens excluded),
     aligned position by position; a row with no kept token (or ``T = 0``) gives 0.
     A probability-shift proxy, not a KL divergence or a measured quality gain.
-    Masked positions get exactly zero gradient, all-masked rows a zero gradient.  A
-    row with a non-finite log-prob (kept or not) gives NaN.
+    A masked position's log-probs are never read (they may be NaN or -inf): its
+    gradient is exactly 0, all-masked rows get a zero gradient.  A row with a
+    non-finite log-prob at a kept position gives NaN.
 
     Args:
       base_logp: float ``[B, T]`` log-probs without the hint.
@@ -54,10 +55,14 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
 
 @_c.kernel("hint_delta")
 def _hint_delta(base: jax.Array, hinted: jax.Array, mask: jax.Array) -> jax.Array:
-    bad = _c.invalid("hint_delta", base_logp=base, hinted_logp=hinted)
+    bad = _c.invalid("hint_delta", base_logp=base, hinted_logp=hinted, mask=mask)
     dtype = jnp.result_type(base, hinted)
     acc = _c.compute_dtype(dtype)  # half precision: the difference too, rounded once
-    delta = mean_kept(base.astype(acc) - hinted.astype(acc), mask).astype(dtype)
+    # a masked position is replaced before any arithmetic (its NaN / -inf never enters
+    # a difference), so its value and its gradient (exactly 0) never matter
+    zero = jnp.zeros((), acc)
+    diff = jnp.where(mask, base.astype(acc), zero) - jnp.where(mask, hinted.astype(acc), zero)
+    delta = mean_kept(diff, mask).astype(dtype)
     return _c.poison(delta, jnp.any(bad["base_logp"] | bad["hinted_logp"], axis=-1))
 
 

@@ -36,7 +36,7 @@ import numpy as np
 
 import zero_jax
 from zero_stacks import challenger, coder, overlong, proposer, solver, votes
-from zero_stacks._backend import Backend
+from zero_stacks._backend import Backend, is_float
 from zero_stacks._checks import check_count
 from zero_stacks.coder import CoderFeedback
 
@@ -190,7 +190,7 @@ def group_advantages(
             f"rewards must be a non-empty flat [B * num_generations] vector, "
             f"got shape {list(r.shape)} with num_generations={g}"
         )
-    if not np.issubdtype(r.dtype, np.floating):
+    if not is_float(r.dtype):
         raise TypeError(f"rewards must be floats, got {r.dtype}")
     if preset not in zero_jax.ADVANTAGE_PRESETS:
         raise ValueError(
@@ -266,7 +266,15 @@ def register_advantage_estimator(
     Returns:
       ``name``, to pass to ``GRPOConfig``.
     """
-    from tunix.rl import function_registry  # the only import of Tunix in zero_stacks
+    try:
+        from tunix.rl import function_registry  # the only import of Tunix in zero_stacks
+    except ModuleNotFoundError as e:
+        if not (e.name or "tunix").startswith("tunix"):
+            raise
+        raise ModuleNotFoundError(
+            'register_advantage_estimator needs tunix (the [tunix] extra): run pip install '
+            '".[tunix]" in the zero-rewards checkout', name="tunix"
+        ) from None
 
     estimator = AdvantageEstimator(name, preset=preset, **overrides)
     function_registry.register_advantage_estimator(estimator.__name__)(estimator)
