@@ -273,7 +273,7 @@ def test_checked_in_every_placement_gives_plain_results_and_raises(placement):
     np.testing.assert_array_equal(run(p_ok), plain(p_ok))
     bad = p_bad if placement != "grad_inside" else p_ok.at[0, 0].set(jnp.inf)
     message = "consistency must lie in [0, 1]" if placement != "grad_inside" else (
-        "base_logp must be finite")
+        "base_logp must be finite where mask")
     with pytest.raises(Exception) as err:
         jax.block_until_ready(run(bad))
     assert message in str(err.value)

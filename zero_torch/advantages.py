@@ -120,8 +120,9 @@ def group_advantages(
 
     Masked entries get 0 and are left out of every mean, sum and std; groups whose
     kept rewards are all equal get exactly 0; a single-sample group gets 0, or
-    ``r / (1 + eps)`` with ``singleton="raw"`` (verl; its std is 1 under any ``scale``); with group scaling a group
-    of at most ``ddof`` samples gets 0.  ``baseline="leave_one_out"`` is RLOO
+    ``r / (1 + eps)`` with ``singleton="raw"`` (verl; its std is 1 under any
+    ``scale``); with group scaling a group of at most ``ddof`` samples gets 0.
+    ``baseline="leave_one_out"`` is RLOO
     (arXiv:2402.14740): ``b_gi = (S_g - r_gi) / (n_g - 1)`` over the ``n_g`` kept
     rewards, computed as ``n_g (r_gi - mean_g) / (n_g - 1)`` in float64 and rounded
     once (O(G N) memory);

@@ -25,8 +25,8 @@ def hint_delta(
 
     Differentiable in both log-prob tensors; a masked position is never read (it may
     be NaN or -inf) and gets exactly zero gradient; an all-masked row (or ``T = 0``)
-    returns 0; a non-finite log-prob at a kept position raises ValueError.  Output dtype: promoted dtype of
-    the two inputs.
+    returns 0; a non-finite log-prob at a kept position raises ValueError.  Output
+    dtype: promoted dtype of the two inputs.
 
     >>> import torch, zero_torch
     >>> base = torch.tensor([[-1.0, -2.0, -9.0]]); hinted = torch.tensor([[-0.5, -1.0, 0.0]])
