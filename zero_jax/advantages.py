@@ -17,12 +17,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.sharding import reshard
 from jax.typing import ArrayLike
 
 from zero_contracts import ADVANTAGE_PRESETS
 from zero_jax import _checks as _c
 from zero_jax._checks import Index
-from zero_jax.primitives import exact_div
+from zero_jax.primitives import _gather, exact_div
 
 __all__ = ["ADVANTAGE_PRESETS", "group_advantages", "multi_reward_advantages"]
 
@@ -46,6 +47,58 @@ def _moments(
     dev = d - jnp.sum(d, axis=axis, keepdims=True) / jnp.maximum(n, 1)
     sq = jnp.sum(jnp.where(m, dev**2, 0), axis=axis, keepdims=True)
     return n, dev, jnp.sqrt(sq / jnp.maximum(n - ddof, 1))
+
+
+def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
+    """``r_i`` minus the mean of the other kept rewards of its group, ``(n r_i - S) /
+    (n - 1)``, in O(G N) memory: ``n r_i`` and the group's sum ``S`` are carried exactly
+    as float pairs (Dekker's product, Knuth's two-sum in a pairwise tree), so the
+    difference is rounded once, then divided: in float64 with x64 on, so a 7-vs-1 split
+    of float32 0.35 gives the exact values rounded once to float32 (NeMo-RL PR #4161),
+    and within float32's rounding of them with x64 off."""
+    r, sharding = _gather(r, last=True)  # the pairwise tree reads a group's samples
+    m = _gather(m, last=True)[0]
+    dtype = r.dtype
+    # float64 with x64 on, as the torch twin: float32 quotients rounded once
+    r, n = r.astype(_c.float_dtype()), n.astype(_c.float_dtype())
+    hi = jnp.where(m, r, 0)
+    lo = jnp.zeros_like(hi)
+    while hi.shape[-1] > 1:  # S = hi + lo, halving the samples per level
+        if hi.shape[-1] % 2:
+            pad = [(0, 0)] * (hi.ndim - 1) + [(0, 1)]
+            hi, lo = jnp.pad(hi, pad), jnp.pad(lo, pad)
+        pairs = hi.shape[:-1] + (hi.shape[-1] // 2, 2)
+        h, low = hi.reshape(pairs), lo.reshape(pairs)
+        hi, err = _two_sum(h[..., 0], h[..., 1])
+        lo = low[..., 0] + low[..., 1] + err
+    big, big_err = _two_product(n, r)
+    top, top_err = _two_sum(big, -hi)
+    out = exact_div(top + (top_err + big_err - lo), jnp.maximum(n - 1, 1)).astype(dtype)
+    return out if sharding is None else reshard(out, sharding)
+
+
+def _two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth)."""
+    s = a + b
+    t = s - a
+    return s, (a - (s - t)) + (b - t)
+
+
+def _two_product(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(p, e)`` with ``p = fl(a b)`` and ``p + e = a b`` exactly (Dekker; every partial
+    product of the halves is exact, so a contraction into fma changes nothing)."""
+    p = a * b
+    ah, al = _halves(a)
+    bh, bl = _halves(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _halves(a: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Veltkamp's split of ``a`` (here |a| < 2^25) into two halves of half the mantissa."""
+    factor = 2.0 ** ((jnp.finfo(a.dtype).nmant + 2) // 2) + 1
+    c = a * factor
+    high = c - (c - a)
+    return high, a - high
 
 
 def advantages_of(
@@ -76,9 +129,7 @@ def advantages_of(
     n, dev, std = _moments(r, m, ddof)
     single = n == 1
     if baseline == "leave_one_out":
-        # r_i minus the mean of the other n - 1 kept rewards is n / (n - 1) (r_i - mean):
-        # O(G N), from the corrected two-pass deviations (no [G, N, N] differences)
-        adv = exact_div(dev * n, jnp.maximum(n - 1, 1))
+        adv = _leave_one_out(r, m, n)
     else:
         adv = dev
     if scale == "batch":
