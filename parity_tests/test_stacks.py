@@ -942,7 +942,7 @@ def test_invalid_data_raises_the_same_error_in_both_stacks(stack, lib):
         base[0, 1] = -np.inf
         return base, np.full((len(questions), 3), -0.5), np.ones((len(questions), 3), bool)
 
-    with pytest.raises(ValueError, match="^base_logp must be finite$"):
+    with pytest.raises(ValueError, match="^base_logp must be finite where mask$"):
         stack.ProposerReward(logprobs, 2)(["p", "p"], texts)
     feedback = [zero_stacks.CoderFeedback(True, 1.5, 0.5, False)] * 2
     with pytest.raises(ValueError, match=r"^easy_accuracy must lie in \[0, 1\] where executed$"):

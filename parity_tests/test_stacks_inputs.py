@@ -41,9 +41,9 @@ def test_integer_rewards_are_still_refused():
 
 def test_float_dtypes_of_the_stacks_include_ml_dtypes():
     for dt in (np.float16, np.float32, np.float64, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn):
-        assert _backend.is_float(dt)
-    for dt in (np.int32, np.bool_, np.uint8, np.dtype("V2")):
-        assert not _backend.is_float(dt)
+        assert _backend.is_float(np.dtype(dt))
+    for dt in (np.int32, np.bool_, np.uint8, "V2"):
+        assert not _backend.is_float(np.dtype(dt))
     assert _backend.floats(np.array([0.5, 0.25], ml_dtypes.bfloat16)) == [0.5, 0.25]
 
 

@@ -14,7 +14,6 @@ __all__ = ["Backend", "floats", "is_float"]
 def is_float(dtype: Any) -> bool:
     """Whether a NumPy dtype holds floats, ml_dtypes' ``bfloat16`` and float8 types
     included (``np.issubdtype(dtype, np.floating)`` does not know them)."""
-    dtype = np.dtype(dtype)
     return dtype.kind == "f" or (dtype.kind == "V" and "float" in dtype.name)
 
 
