@@ -53,10 +53,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: True while ``checked`` traces.  A JAX user context is part of every jit cache key,
 #: so a kernel traced with its checks and the same kernel traced without them are two
-#: cache entries: plain calls never carry a check.  (JAX releases without user
-#: contexts get ``checkify.debug_check``, correct in both modes.)
-_make_user_context = getattr(jax, "make_user_context", None)
-_CHECKING = _make_user_context(False) if _make_user_context is not None else None
+#: cache entries: plain calls never carry a check.
+_CHECKING = jax.make_user_context(False)
 
 #: Per thread: whether it is inside ``checked`` (an inner ``checked`` leaves its checks
 #: to the outer one's ``checkify``) and whether it is registering a check's callback.
@@ -100,11 +98,8 @@ def checked(fn: F) -> F:
         run = checkify.checkify(fn, errors=checkify.user_checks)
         _DEPTH.value = 1
         try:
-            if _CHECKING is None:
+            with _CHECKING(True):
                 err, out = run(*args, **kwargs)
-            else:
-                with _CHECKING(True):
-                    err, out = run(*args, **kwargs)
         finally:
             _DEPTH.value = 0
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(err)):
@@ -176,7 +171,7 @@ def _raise_traced(err: checkify.Error) -> None:
 
 def checking() -> bool:
     """Whether data checks are being emitted (a ``checked`` call is tracing)."""
-    return _CHECKING is None or bool(_CHECKING.value)
+    return bool(_CHECKING.value)
 
 
 # --------------------------------------------------------------------------- dtypes
@@ -477,7 +472,4 @@ def _check(ok: jax.Array, message: str, **values: Any) -> None:
             else format(values[field], spec or "")))
         for literal, field, spec, _ in string.Formatter().parse(message)
     )
-    if _CHECKING is None:
-        checkify.debug_check(jnp.all(ok), text, **arrays)
-    else:
-        checkify.check(jnp.all(ok), text, **arrays)
+    checkify.check(jnp.all(ok), text, **arrays)
