@@ -104,7 +104,7 @@ def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: A
 def _proposer(
     delta: jax.Array, lengths: jax.Array, share: jax.Array, valid: jax.Array
 ) -> jax.Array:
-    _c.invalid(  # raises under checked; the rules are read below without the gating ops
+    bad = _c.invalid(
         "proposer_rewards", delta=delta, hint_lengths=lengths, cluster_share=share, valid=valid
     )
     out = jnp.result_type(delta, share)
@@ -112,6 +112,6 @@ def _proposer(
     delta, share = delta.astype(dtype), share.astype(dtype)
     excess = jnp.maximum(lengths.astype(dtype) - 200, 0)
     length_penalty = exact_div(0.03 * excess, 100)
-    gain = jnp.where(jnp.isfinite(delta) & (lengths >= 0), delta - length_penalty, jnp.nan)
-    reward = jnp.where(valid, gain, -1) - share
-    return lax.stop_gradient(jnp.where((share >= 0) & (share <= 1), reward, jnp.nan).astype(out))
+    reward = jnp.where(valid, delta - length_penalty, -1) - share
+    rows = bad["delta"] | bad["hint_lengths"] | bad["cluster_share"]
+    return lax.stop_gradient(_c.poison(reward, rows).astype(out))
