@@ -14,8 +14,7 @@ hands its reward functions).  Pass them to ``GRPOLearner(reward_fns=...)``::
     )
 
 Each reward is a small picklable object (:class:`SolverReward`,
-:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`; the
-lower-case names ``solver_reward`` ... are the same classes; and
+:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`; and
 :class:`OverlongPenalty`, DAPO's soft overlong punishment, with your
 ``count_tokens``).  Tunix passes ``num_generations`` from its ``GRPOConfig`` to
 reward functions that take it, so a reward needs it only outside a learner.
@@ -53,12 +52,8 @@ __all__ = [
     "ProposerReward",
     "SolverReward",
     "VoteDiagnostics",
-    "challenger_reward",
-    "coder_reward",
     "group_advantages",
-    "proposer_reward",
     "register_advantage_estimator",
-    "solver_reward",
 ]
 
 #: The name our estimator is registered under in Tunix's advantage-estimator registry.
@@ -160,12 +155,6 @@ class VoteDiagnostics(votes.VoteDiagnostics):
         return {name: (value, np.mean) for name, value in self.named(batch).items()}
 
 
-#: The names earlier code calls (``solver_reward(band=True)``): the classes
-#: themselves, same arguments.
-solver_reward = SolverReward
-challenger_reward = ChallengerReward
-proposer_reward = ProposerReward
-coder_reward = CoderReward
 
 
 def group_advantages(
