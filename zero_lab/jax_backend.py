@@ -12,7 +12,6 @@ Run every lab and print the table with ``zero-lab`` (or ``python -m zero_lab``).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -37,16 +36,6 @@ from zero_lab import (
 __all__ = ["LABS", "rewards", "run"]
 
 Functions = Mapping[str, Callable[..., Any]]
-
-
-def _x64() -> contextlib.AbstractContextManager[Any]:
-    """A context in which JAX creates float64 / int64 arrays (jax >= 0.8 and older)."""
-    enable = getattr(jax, "enable_x64", None)
-    if enable is not None:
-        return enable(True)
-    from jax.experimental import enable_x64  # pragma: no cover - jax < 0.8
-
-    return enable_x64()
 
 
 def _f64(x: Any) -> jax.Array:
@@ -135,7 +124,7 @@ def _rewards(lab: Lab, functions: Any) -> jax.Array:
 def rewards(name: str, *, functions: Any = None) -> np.ndarray:
     """The per-action rewards of lab ``name`` (float64 ``[N]``) with the given functions."""
     lab = get_lab(name)
-    with _x64():
+    with jax.enable_x64(True):
         return np.asarray(_rewards(lab, functions))
 
 
@@ -175,7 +164,7 @@ def run(
     """
     lab = get_lab(name)
     steps, lr = check_schedule(steps, learning_rate)
-    with _x64():
+    with jax.enable_x64(True):
         r = _rewards(lab, functions)
         probs = np.asarray(_train(r, jnp.asarray(lr, jnp.float64), steps))
     return LabResult.from_probs(lab.name, probs, lab.target)
