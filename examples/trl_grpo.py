@@ -7,7 +7,7 @@ those of ``examples/tunix_grpo.py``: one per boxed answer ``\\boxed{1}`` ..
 prompt is sampled ``G`` times; the reward of a completion is 1 when its last boxed
 answer equals the majority answer of its own group (R-Zero's pseudo-label, voted
 online), else 0, computed by
-``zero_stacks.trl.solver_reward``.  TRL computes the advantages itself; every step
+``zero_stacks.trl.SolverReward``.  TRL computes the advantages itself; every step
 checks that ``zero_torch.group_advantages`` with ``ADVANTAGE_PRESETS["trl"]``
 (``zero_stacks.trl.group_advantages``) reproduces them.
 
@@ -119,7 +119,7 @@ def run(
         options.update(alpha=alpha, format=has_box)
     if band is not None:
         options.update(band=True, low=band[0], high=band[1])
-    solver = zt.solver_reward(num_generations, **options)  # TRL does not pass num_generations
+    solver = zt.SolverReward(num_generations, **options)  # TRL does not pass num_generations
     last: dict[str, Any] = {}
 
     def reward(prompts, completions, **kwargs):
@@ -207,7 +207,7 @@ def run(
         "max_abs_diff_vs_trl_advantages": max(
             record["max_abs_diff_vs_trl_advantages"], default=0.0
         ),
-        "reward": f"zero_stacks.trl.solver_reward({_show(options)}) (R-Zero, online votes)",
+        "reward": f"zero_stacks.trl.SolverReward({_show(options)}) (R-Zero, online votes)",
         "config": {
             "num_generations": num_generations,
             "prompts_per_step": prompts_per_step,

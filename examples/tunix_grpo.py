@@ -7,7 +7,7 @@ the words of the prompts ``what is a + b ?``.  (With ``\\boxed{`` and ``}`` as
 separate words a random policy almost never closes a box and the reward never
 fires.)  Each prompt is sampled ``G`` times; the reward of a completion is 1 when
 its last boxed answer equals the majority answer of its own group (R-Zero's
-pseudo-label, voted online), else 0, computed by ``zero_stacks.tunix.solver_reward``.
+pseudo-label, voted online), else 0, computed by ``zero_stacks.tunix.SolverReward``.
 ``accuracy`` (the answer is the true sum) is recorded as a diagnostic only.
 Advantages come from ``zero_jax.group_advantages``, registered in Tunix's
 advantage-estimator registry as ``"zero_rewards_grpo"``; each step also records
@@ -169,7 +169,7 @@ def run(
         options.update(alpha=alpha, format=has_box)
     if band is not None:
         options.update(band=True, low=band[0], high=band[1])
-    reward = zt.solver_reward(**options)  # num_generations comes from GRPOConfig
+    reward = zt.SolverReward(**options)  # num_generations comes from GRPOConfig
     learner = grpo_lib.GRPOLearner(
         rl_cluster=cluster,
         reward_fns=[reward],
@@ -194,7 +194,7 @@ def run(
         "advantage_estimator": estimator,
         "advantage_preset": dict(zero_jax.ADVANTAGE_PRESETS["tunix"]),
         "max_abs_diff_vs_tunix_grpo": max(record["max_abs_diff_vs_tunix_grpo"], default=0.0),
-        "reward": f"zero_stacks.tunix.solver_reward({_show(options)}) (R-Zero, online votes)",
+        "reward": f"zero_stacks.tunix.SolverReward({_show(options)}) (R-Zero, online votes)",
         "config": {
             "num_generations": num_generations,
             "prompts_per_step": prompts_per_step,

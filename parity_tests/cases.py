@@ -166,7 +166,7 @@ def hint_delta(base_logp, hinted_logp, mask):
     with np.errstate(invalid="ignore"):
         diff = np.where(mask, b - h, 0.0)
     out = diff.sum(-1) / np.maximum(np.asarray(mask).sum(-1), 1)
-    return nan_where(out, (~np.isfinite(b) | ~np.isfinite(h)).any(-1))
+    return nan_where(out, (np.asarray(mask) & (~np.isfinite(b) | ~np.isfinite(h))).any(-1))
 
 
 def proposer_rewards(delta, hint_lengths, cluster_share, valid):
@@ -228,7 +228,9 @@ def _group_advantages(rewards, mask, scale, ddof, eps, singleton, baseline="mean
         nb = m.sum()
         mb = kept.sum() / max(nb, 1)
         sqb = np.where(m, (r - mb) ** 2, 0.0).sum()
-        std = np.full_like(std, np.sqrt(sqb / max(nb - ddof, 1)))
+        batch_std = np.full_like(std, np.sqrt(sqb / max(nb - ddof, 1)))
+        # verl's lone sample has std 1 (TRL's batch std has no singleton rule)
+        std = np.where(single, std, batch_std) if singleton == "raw" else batch_std
     adv = r - base
     if scale != "none":
         with np.errstate(divide="ignore", invalid="ignore"):  # zeroed below

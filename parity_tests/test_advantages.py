@@ -250,3 +250,163 @@ def test_multi_reward_advantages_in_float64_with_x64_on_as_torch():
             got = zero_jax.multi_reward_advantages(r, w, aggregation=aggregation)
             assert got.dtype == np.float32
             np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-7)
+
+
+# ------------------------------------------------- finite for every option (issue 35)
+
+
+def _edge_batches() -> list[tuple[np.ndarray, np.ndarray]]:
+    """[4, 3] rewards and masks at the edges of every rule: lone samples of 0 (a batch
+    std of 0), one kept sample in the whole batch, a batch of equal rewards, lone
+    samples beside real groups, empty and all-equal groups, and random rewards."""
+    full = np.ones((4, 3), bool)
+    first = np.zeros((4, 3), bool)
+    first[:, 0] = True
+    one = np.zeros((4, 3), bool)
+    one[0, 0] = True
+    mixed_r = np.array([[5.0, 9, 9], [1, 2, 3], [7, 7, 7], [2, 2, 2]])
+    mixed_m = np.array([[1, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 1]], bool)
+    rng = np.random.default_rng(35)
+    return [
+        (np.zeros((4, 3)), first),
+        (np.ones((4, 3)), one),
+        (np.ones((4, 3)), full),
+        (np.full((4, 3), 0.7), first),
+        (mixed_r, mixed_m),
+        (np.round(rng.normal(size=(4, 3)), 2), rng.random((4, 3)) < 0.7),
+        (np.round(rng.normal(size=(4, 3)), 2), full),
+    ]
+
+
+_PRESET_EPS = sorted({float(p["eps"]) for p in zero_jax.ADVANTAGE_PRESETS.values()})
+OPTIONS = [
+    {"scale": s, "singleton": o, "baseline": b, "eps": e, "ddof": d}
+    for s in ("group", "batch", "none")
+    for o in ("zero", "raw")
+    for b in ("mean", "leave_one_out")
+    for e in sorted({0.0, 1e-6, *_PRESET_EPS})
+    for d in (0, 1, 2)
+]
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
+def test_every_option_is_finite_and_agrees_with_the_oracle(x64):
+    """Every scale x singleton x baseline x eps (0 and the presets' values) x ddof, on
+    valid data at the edges: finite in both twins and in multi_reward_advantages (both
+    aggregations), and equal to the oracle written from the published definitions
+    (which is finite there too).  eps = 0 with scale="batch" and singleton="raw" gave
+    NaN / inf (a lone sample divided by a batch std of 0).  The edge batches run in a
+    user's jit under vmap, eps traced."""
+    import jax
+
+    batches = _edge_batches()
+    rs = np.stack([r for r, _ in batches]).astype(np.float32)
+    ms = np.stack([m for _, m in batches])
+    statics = {tuple((k, v) for k, v in kw.items() if k != "eps") for kw in OPTIONS}
+    for static in sorted(statics):
+
+        def run(r, m, eps, static=static):
+            static = dict(static)
+            one = zero_jax.group_advantages(r, m, eps=eps, **static)
+            multi = [zero_jax.multi_reward_advantages(r[..., None], None, m[..., None],
+                                                      aggregation=a, eps=eps, **static)
+                     for a in ("sum_then_normalize", "normalize_then_sum")]
+            return one, *multi
+
+        with jax.enable_x64(x64):
+            fn = jax.jit(jax.vmap(run, in_axes=(0, 0, None)))  # one compile, every eps
+            for eps in sorted({kw["eps"] for kw in OPTIONS}):
+                kw = {**dict(static), "eps": eps}
+                _check_option(kw, batches, [np.asarray(o) for o in fn(rs, ms, eps)])
+
+
+def _check_option(kw, batches, outs):
+    from . import cases
+    from .tester import compare
+
+    for i, (r, m) in enumerate(batches):
+        want = cases.group_advantages(r, m, **kw)
+        assert np.all(np.isfinite(want)), ("oracle", kw, r, m)
+        t = zero_torch.group_advantages(torch.tensor(r), torch.tensor(m), **kw).numpy()
+        for out in (t, *(o[i] for o in outs)):
+            assert np.all(np.isfinite(out)), (kw, r, m, out)
+        scale = np.maximum(np.abs(r).max(), 1.0) * 4
+        for o, what in zip(outs[:2], ("group_advantages", "multi_reward_advantages"), strict=True):
+            compare(o[i], want.astype(np.float32), np.dtype(np.float32),
+                    f"{what} {kw} batch {i}", scale)
+        np.testing.assert_allclose(t, want, rtol=1e-12, atol=1e-12, err_msg=str(kw))
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_lone_samples_under_batch_scaling_are_finite(x64, jit):
+    """The issue's reproducers: lone samples with scale="batch", singleton="raw" are
+    r / (1 + eps), as with scale="group" (they gave NaN, inf and 1e6)."""
+    import jax
+
+    kw = {"scale": "batch", "singleton": "raw"}
+    for r, eps, want in ((np.zeros((2, 1)), 0.0, [[0.0], [0.0]]),
+                         (np.ones((1, 1)), 0.0, [[1.0]]),
+                         (np.ones((1, 1)), 1e-6, [[1 / (1 + 1e-6)]])):
+        with jax.enable_x64(x64):
+            fn = zero_jax.group_advantages
+            fm = zero_jax.multi_reward_advantages
+            if jit:
+                got = jax.jit(lambda x, e: zero_jax.group_advantages(x, eps=e, **kw))(
+                    jnp.asarray(r), eps)
+                multi = jax.jit(lambda x, e: zero_jax.multi_reward_advantages(x, eps=e, **kw))(
+                    jnp.asarray(r)[..., None], eps)
+            else:
+                got = fn(r, eps=eps, **kw)
+                multi = fm(r[..., None], eps=eps, **kw)
+            group = fn(r, eps=eps, scale="group", singleton="raw")
+        t = zero_torch.group_advantages(torch.tensor(r), eps=eps, **kw).numpy()
+        tm = zero_torch.multi_reward_advantages(torch.tensor(r)[..., None], eps=eps, **kw)
+        for out in (got, multi, t, tm.numpy()):
+            np.testing.assert_allclose(np.asarray(out, np.float64), want, rtol=1e-7)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(group))
+
+
+# ------------------------------------------------------ RLOO memory (issue 35)
+
+
+def test_leave_one_out_builds_no_group_squared_temporary():
+    """RLOO was [G, N, N] differences (float64 in torch): N = 16,384 needed 2 GiB.  The
+    jaxpr of the JAX kernel, x64 off and on, holds no value with N * N elements, and
+    the torch twin runs G = 1, N = 16,384 with its peak traced allocation O(N)."""
+    import jax
+
+    n = 4096
+    r = np.random.default_rng(1).normal(size=(2, n)).astype(np.float32)
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            hlo = jax.jit(lambda x: zero_jax.group_advantages(
+                x, **zero_jax.ADVANTAGE_PRESETS["rloo"])).lower(jnp.asarray(r)).as_text()
+        assert f"{n}x{n}" not in hlo and str(n * n) not in hlo
+        assert f"2x{n}x" in hlo or f"2x{n}>" in hlo  # the text does name the shapes
+    big = torch.tensor(np.random.default_rng(2).normal(size=(1, 16384)))
+    peak = _torch_peak_elements(lambda: zero_torch.group_advantages(
+        big, **zero_torch.ADVANTAGE_PRESETS["rloo"]))
+    assert peak <= 4 * 16384, f"a torch temporary of {peak} elements"
+    want = (big - (big.sum(-1, keepdim=True) - big) / (16384 - 1)).numpy()
+    got = zero_torch.group_advantages(big, **zero_torch.ADVANTAGE_PRESETS["rloo"]).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def _torch_peak_elements(fn) -> int:
+    """The largest tensor any torch operation returns while ``fn`` runs."""
+    from torch.overrides import TorchFunctionMode
+
+    peak = [0]
+
+    class Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for o in out if isinstance(out, (tuple, list)) else (out,):
+                if isinstance(o, torch.Tensor):
+                    peak[0] = max(peak[0], o.numel())
+            return out
+
+    with Watch():
+        fn()
+    return peak[0]

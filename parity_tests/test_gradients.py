@@ -114,3 +114,28 @@ def test_vote_outputs_have_zero_jax_gradient_through_alpha():
     fmt = a > 0
     g = jax.grad(lambda al: zero_jax.solver_rewards(a, fmt, 3, al).sum())(0.9)
     assert float(g) == 0.0
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
+@pytest.mark.parametrize("how", ["eager", "jit", "checked"])
+def test_masked_non_finite_log_probs_never_matter(x64, how):
+    """Issue 35's reproducer: NaN and -inf log-probs at masked positions (padding) gave
+    [nan, 1.5] in zero_jax and ValueError in zero_torch; they change no value, raise
+    nothing, and their gradient is exactly 0 (the others' as without them)."""
+    b = np.array([[1.0, np.nan], [2.0, 3.0]], np.float32)
+    h = np.array([[0.0, -np.inf], [1.0, 1.0]], np.float32)
+    m = np.array([[True, False], [True, True]])
+    fn = {"eager": zero_jax.hint_delta, "jit": jax.jit(zero_jax.hint_delta),
+          "checked": zero_jax.checked(zero_jax.hint_delta)}[how]
+    with jax.enable_x64(x64):
+        np.testing.assert_array_equal(np.asarray(fn(b, h, m)), [1.0, 1.5])
+        gb, gh = jax.grad(lambda x, y: fn(x, y, m).sum(), argnums=(0, 1))(b, h)
+    np.testing.assert_array_equal(np.asarray(gb), [[1.0, 0.0], [0.5, 0.5]])
+    np.testing.assert_array_equal(np.asarray(gh), [[-1.0, 0.0], [-0.5, -0.5]])
+    tb = torch.tensor(b, requires_grad=True)
+    th = torch.tensor(h, requires_grad=True)
+    out = zero_torch.hint_delta(tb, th, torch.tensor(m))
+    np.testing.assert_array_equal(out.detach().numpy(), [1.0, 1.5])
+    out.sum().backward()
+    np.testing.assert_array_equal(tb.grad.numpy(), [[1.0, 0.0], [0.5, 0.5]])
+    np.testing.assert_array_equal(th.grad.numpy(), [[-1.0, 0.0], [-0.5, -0.5]])

@@ -273,7 +273,7 @@ def test_checked_in_every_placement_gives_plain_results_and_raises(placement):
     np.testing.assert_array_equal(run(p_ok), plain(p_ok))
     bad = p_bad if placement != "grad_inside" else p_ok.at[0, 0].set(jnp.inf)
     message = "consistency must lie in [0, 1]" if placement != "grad_inside" else (
-        "base_logp must be finite")
+        "base_logp must be finite where mask")
     with pytest.raises(Exception) as err:
         jax.block_until_ready(run(bad))
     assert message in str(err.value)
@@ -294,3 +294,126 @@ def test_the_case_list_covers_every_rule_of_every_contract():
         for kind, target in rules(spec):
             assert (name, kind, target) in seen
     assert dataclasses.is_dataclass(cases.Config)
+
+
+# ------------------------------------------- non-finite at a masked position
+
+
+def masked_args(spec: Contract) -> list[str]:
+    """The float arguments whose entries a bool argument (``where``) can drop."""
+    return [a.name for a in spec.args if a.where and a.kind in ("float", "real")]
+
+
+MASKED_CASES = [
+    (name, target, value, x64, transform)
+    for name, spec in CONTRACTS.items()
+    for target in masked_args(spec)
+    for value in ("nan", "inf", "-inf")
+    for x64 in (True, False)
+    for transform in TRANSFORMS
+]
+
+
+def _dropped(spec: Contract, target: str, arrays: dict) -> np.ndarray:
+    """Where ``target``'s entries are dropped by its gate (broadcast to its shape)."""
+    x, gate = arrays[target], np.asarray(arrays[spec.arg(target).where])
+    if gate.ndim < x.ndim:  # a [B, T] mask of [B, T, V] logits
+        gate = gate.reshape(gate.shape + (1,) * (x.ndim - gate.ndim))
+    return ~np.broadcast_to(gate, x.shape)
+
+
+def masked_inputs(name: str, target: str, x64: bool) -> tuple[dict, dict, dict]:
+    """Valid inputs with some dropped entries (clean), the same with every dropped
+    entry of ``target`` non-finite (filled in by the caller), and the hypers."""
+    spec = CONTRACTS[name]
+    base = zlib.crc32(f"masked-{name}-{target}-{x64}".encode())
+    for seed in range(base, base + 200):
+        cfg = _config(spec, "arg", target, x64, "auto", seed)
+        rng = np.random.default_rng(seed)
+        arrays, hypers = BUILDERS[name](rng, cfg)
+        x = arrays.get(target)
+        gate = arrays.get(spec.arg(target).where)
+        if x is None or gate is None or x.dtype.kind not in "fV" or x.size == 0:
+            continue
+        dropped = _dropped(spec, target, arrays)
+        if dropped.any() and (~dropped).any():
+            return arrays, hypers, {"dropped": dropped}
+    raise AssertionError(f"no draw of {name} with dropped and kept {target} entries")
+
+
+def _fill(arrays: dict, target: str, dropped: np.ndarray, value: str) -> dict:
+    dirty = dict(arrays)
+    x = arrays[target].copy()
+    x[dropped] = np.asarray(float(value)).astype(np.float64).astype(x.dtype)
+    dirty[target] = x
+    return dirty
+
+
+@pytest.mark.parametrize(("name", "target", "value", "x64", "transform"), MASKED_CASES,
+                         ids=[f"{c[0]}-{c[1]}={c[2]}-x64={'on' if c[3] else 'off'}-{c[4]}"
+                              for c in MASKED_CASES])
+def test_a_non_finite_value_at_a_masked_position_never_matters(name, target, value, x64,
+                                                               transform):
+    """A mask is a promise: NaN, +inf or -inf at every position it drops changes no
+    output (plain, under ``checked``, in zero_torch), raises nothing, and leaves the
+    gradient finite, equal to the clean one and exactly 0 there."""
+    spec = CONTRACTS[name]
+    clean, hypers, info = masked_inputs(name, target, x64)
+    dropped = info["dropped"]
+    dirty = _fill(clean, target, dropped, value)
+    # the oracle keeps the promise too
+    for w, c in zip(expected_values(spec, dirty, hypers), expected_values(spec, clean, hypers),
+                    strict=True):
+        np.testing.assert_array_equal(w, c)
+    with jax.enable_x64(x64):
+        want = [np.asarray(o) for o in as_tuple(run_jax(spec, clean, hypers, transform, set())())]
+        run = run_jax(spec, dirty, hypers, transform, set())
+        got = [np.asarray(o) for o in as_tuple(run())]
+        checked = [np.asarray(o) for o in as_tuple(zero_jax.checked(run)())]
+        for g, c, w in zip(got, checked, want, strict=True):
+            np.testing.assert_array_equal(g, w, err_msg=f"{name}: {target}={value} masked")
+            np.testing.assert_array_equal(c, w, err_msg=f"{name}: checked, {target}={value}")
+        if target in spec.differentiable_in:
+            _check_jax_gradient(spec, clean, dirty, hypers, target, dropped)
+    t_want = run_torch(zero_torch, spec, clean, hypers)
+    t_got = run_torch(zero_torch, spec, dirty, hypers)
+    for g, w in zip(t_got, t_want, strict=True):
+        np.testing.assert_array_equal(g, w, err_msg=f"zero_torch.{name}: {target}={value}")
+    if target in spec.differentiable_in:
+        _check_torch_gradient(spec, clean, dirty, hypers, target, dropped)
+
+
+def _check_jax_gradient(spec, clean, dirty, hypers, target, dropped):
+    def grad_of(arrays):
+        def loss(x):
+            return jnp.sum(call(zero_jax, spec, {**arrays, target: x}, hypers).astype(jnp.float32))
+
+        return np.asarray(jax.grad(loss)(jnp.asarray(arrays[target]))).astype(np.float64)
+
+    g, want = grad_of(dirty), grad_of(clean)
+    assert np.all(np.isfinite(g)), f"{spec.name}: non-finite gradient of {target}"
+    assert np.all(g[dropped] == 0), f"{spec.name}: gradient at a masked {target}"
+    np.testing.assert_array_equal(g, want)
+
+
+def _check_torch_gradient(spec, clean, dirty, hypers, target, dropped):
+    from .tester import to_torch
+
+    def grad_of(arrays):
+        t = {k: (None if v is None else to_torch(v)) for k, v in arrays.items()}
+        t[target] = t[target].clone().requires_grad_(True)
+        call(zero_torch, spec, t, hypers).float().sum().backward()
+        return t[target].grad.float().numpy().astype(np.float64)
+
+    g, want = grad_of(dirty), grad_of(clean)
+    assert np.all(np.isfinite(g)), f"zero_torch.{spec.name}: non-finite gradient of {target}"
+    assert np.all(g[dropped] == 0), f"zero_torch.{spec.name}: gradient at a masked {target}"
+    np.testing.assert_array_equal(g, want)
+
+
+def test_every_masked_argument_is_on_the_masked_axis():
+    seen = {(c[0], c[1]) for c in MASKED_CASES}
+    assert ("hint_delta", "base_logp") in seen and ("hint_delta", "hinted_logp") in seen
+    assert ("masked_mean", "values") in seen and ("self_certainty", "logits") in seen
+    for name in ("group_advantages", "multi_reward_advantages", "informative_groups"):
+        assert (name, "rewards") in seen

@@ -76,19 +76,19 @@ def test_group_without_an_answer_pays_nobody(stack, lib):
     """Issue 18, reproducer 1: no parsed answer in a group -> 0 for all its completions
     (the old code paid the first completion, chosen by position)."""
     replies = ["no", "answer", "here", "\\boxed{}"]
-    assert stack.solver_reward(num_generations=4)(["q"] * 4, replies) == [0.0] * 4
-    assert stack.solver_reward(num_generations=1)(["q"], ["no box"]) == [0.0]
-    assert stack.solver_reward(num_generations=4, alpha=0.9)(["q"] * 4, replies) == [0.0] * 4
+    assert stack.SolverReward(num_generations=4)(["q"] * 4, replies) == [0.0] * 4
+    assert stack.SolverReward(num_generations=1)(["q"], ["no box"]) == [0.0]
+    assert stack.SolverReward(num_generations=4, alpha=0.9)(["q"] * 4, replies) == [0.0] * 4
     thought = ["<think>x</think>\\boxed{}"] * 3  # format ok, no answer: still 0
-    assert stack.solver_reward(3, alpha=0.9)(["q"] * 3, thought) == [0.0] * 3
+    assert stack.SolverReward(3, alpha=0.9)(["q"] * 3, thought) == [0.0] * 3
     # Next to a group with an answer, in any order.
-    got = stack.solver_reward(2)(["a", "a", "b", "b"], ["\\boxed{ }", "x", "y", "\\boxed{7}"])
+    got = stack.SolverReward(2)(["a", "a", "b", "b"], ["\\boxed{ }", "x", "y", "\\boxed{7}"])
     assert got == [0.0, 0.0, 0.0, 1.0]
     # Published R-Zero (unparseable="r_zero"): a missing box is the answer "None", which
     # wins here; the empty box is skipped.  A group of empty boxes has no label (p = 0).
     label, p = r_zero_vote(replies, lambda a, b: a == b)
     assert (label, p) == ("None", 0.75)
-    r_zero = stack.solver_reward(4, unparseable="r_zero")
+    r_zero = stack.SolverReward(4, unparseable="r_zero")
     assert r_zero(["q"] * 4, replies) == [1.0, 1.0, 1.0, 0.0]
     assert r_zero_vote(["\\boxed{}"] * 4, lambda a, b: a == b) == ("", 0.0)
     assert r_zero(["q"] * 4, ["\\boxed{}", "\\boxed{ }", "\\boxed{}", "\\boxed{}"]) == [0.0] * 4
@@ -101,20 +101,19 @@ def test_hint_length_in_characters(stack, lib):
     hint = "a" * 450
     text = f"<question>What is 2+2?</question><hint>{hint}</hint>"
     zeros = (np.zeros((1, 3)), np.zeros((1, 3)), np.ones((1, 3), dtype=bool))
-    got = stack.proposer_reward(lambda q, h: zeros, 1)(["p"], [text])
+    got = stack.ProposerReward(lambda q, h: zeros, 1)(["p"], [text])
     delta, share = 0.0, 1.0  # equal log-probs; the only proposal is its own cluster
     assert got == pytest.approx([delta - 0.03 * (len(hint) - 200) / 100 - share], abs=1e-15)
     assert got == pytest.approx([-1.075], abs=1e-15)
-    # Another count (e.g. a tokenizer's) still plugs in, under either name.
-    words = stack.proposer_reward(lambda q, h: zeros, 1, hint_length=lambda h: len(h.split()))
-    old = stack.proposer_reward(lambda q, h: zeros, 1, count_tokens=lambda h: len(h.split()))
-    assert words(["p"], [text]) == old(["p"], [text]) == [-1.0]
+    # Another count (e.g. a tokenizer's) still plugs in.
+    words = stack.ProposerReward(lambda q, h: zeros, 1, hint_length=lambda h: len(h.split()))
+    assert words(["p"], [text]) == [-1.0]
 
 
 @pytest.mark.parametrize("stack, lib", STACKS)
 def test_frozen_label_format_term_is_the_library_decimal(stack, lib):
     """Issue 18, reproducer 3: 1 - alpha is the library's exact decimal."""
-    reward = stack.solver_reward(num_generations=1, alpha=0.9, labels_column="answer")
+    reward = stack.SolverReward(num_generations=1, alpha=0.9, labels_column="answer")
     assert reward(["q"], ["<think>x</think>\\boxed{3}"], answer=["4"]) == [0.1]
     assert reward(["q"], ["<think>x</think>\\boxed{4}"], answer=["4"]) == [1.0]
     assert reward(["q"], ["\\boxed{4}"], answer=["4"]) == [0.9]
@@ -127,9 +126,9 @@ def test_tunix_float32_rewards_are_the_library_decimals():
     text = "<question>q</question><hint>" + "a" * 450 + "</hint>"
     zeros = (np.zeros((1, 3)), np.zeros((1, 3)), np.ones((1, 3), dtype=bool))
     with jax.enable_x64(False):
-        frozen = ztunix.solver_reward(1, alpha=0.9, labels_column="answer")
+        frozen = ztunix.SolverReward(1, alpha=0.9, labels_column="answer")
         got = frozen(["q"], ["<think>x</think>\\boxed{3}"], answer=["4"])
-        proposer = ztunix.proposer_reward(lambda q, h: zeros, 1)(["p"], [text])
+        proposer = ztunix.ProposerReward(lambda q, h: zeros, 1)(["p"], [text])
         want = zero_jax.proposer_rewards(np.zeros(1), np.array([450]), np.ones(1), np.ones(1, bool))
     assert got == [0.1] and proposer == [-1.075]
     assert np.asarray(want).dtype == np.float32
@@ -170,7 +169,7 @@ def every_reward(stack):
     return [
         (stack.SolverReward(3), *solver_batch, {}),
         (
-            stack.solver_reward(3, alpha=0.8, format=has_box, equivalence=same_lower),
+            stack.SolverReward(3, alpha=0.8, format=has_box, equivalence=same_lower),
             *solver_batch,
             {},
         ),
@@ -185,11 +184,11 @@ def every_reward(stack):
             cols,
         ),
         (stack.ChallengerReward(solver_fn, 2, num_samples=4), ["a", "a"], challenger, {}),
-        (stack.challenger_reward(solver_fn, 1, strength=0.5), ["a", "b"], challenger, {}),
+        (stack.ChallengerReward(solver_fn, 1, strength=0.5), ["a", "b"], challenger, {}),
         (stack.ProposerReward(logprobs_fn, 2), ["a", "a"], proposer, {}),
-        (stack.proposer_reward(logprobs_fn, 1, hint_length=len), ["a", "b"], proposer, {}),
+        (stack.ProposerReward(logprobs_fn, 1, hint_length=len), ["a", "b"], proposer, {}),
         (stack.CoderReward(execute_fn, 2), ["a", "a"], ["print(1)", "x"], {}),
-        (stack.coder_reward(execute_fn), ["a", "a"], ["print(1)", "x"], {"num_generations": 2}),
+        (stack.CoderReward(execute_fn), ["a", "a"], ["print(1)", "x"], {"num_generations": 2}),
     ]
 
 
@@ -212,9 +211,6 @@ def test_rewards_pickle_deepcopy_and_carry_a_name(stack, lib):
             assert twin.options == reward.options and repr(twin) == repr(reward)
             assert twin.__name__ == reward.__name__
             assert twin(prompts, completions, **columns) == want
-    # The lower-case names earlier code calls are the classes.
-    assert stack.solver_reward is stack.SolverReward
-    assert stack.coder_reward is stack.CoderReward
     assert "labels_column='answer'" in repr(stack.SolverReward(2, labels_column="answer"))
 
 
@@ -297,16 +293,16 @@ def test_solver_equals_core_on_random_batches(stack, lib, policy, g):
         answered = np.array([any(parsed(t, policy) for t in row) for row in rows])
         assert (~answered).sum() >= (2 if policy != "r_zero" else 1)
 
-        online = stack.solver_reward(g, unparseable=policy)(prompts, completions)
+        online = stack.SolverReward(g, unparseable=policy)(prompts, completions)
         np.testing.assert_array_equal(np.reshape(online, (b, g)), core_solver(lib, rows, policy))
 
         for alpha in (0.9, 0.7):
-            got = stack.solver_reward(g, unparseable=policy, alpha=alpha)(prompts, completions)
+            got = stack.SolverReward(g, unparseable=policy, alpha=alpha)(prompts, completions)
             want = core_solver(lib, rows, policy, alpha=alpha)
             np.testing.assert_array_equal(np.reshape(got, (b, g)), want)
 
         band = (0.3, 0.7)
-        got = stack.solver_reward(g, unparseable=policy, band=True, low=band[0], high=band[1])
+        got = stack.SolverReward(g, unparseable=policy, band=True, low=band[0], high=band[1])
         want = core_solver(lib, rows, policy, band=band)
         np.testing.assert_array_equal(np.reshape(got(prompts, completions), (b, g)), want)
 
@@ -320,11 +316,11 @@ def test_solver_equals_core_on_random_batches(stack, lib, policy, g):
             "p": [float(s) for s in share for _ in range(g)],
         }
         for alpha in (None, 0.9, 0.35):
-            reward = stack.solver_reward(g, unparseable=policy, labels_column="answer", alpha=alpha)
+            reward = stack.SolverReward(g, unparseable=policy, labels_column="answer", alpha=alpha)
             got = np.reshape(reward(prompts, completions, **columns), (b, g))
             want = core_solver(lib, rows, policy, alpha=alpha, labels=clean)
             np.testing.assert_array_equal(got, want)
-        reward = stack.solver_reward(
+        reward = stack.SolverReward(
             g, unparseable=policy, labels_column="answer", consistency_column="p", band=True
         )
         got = np.reshape(reward(prompts, completions, **columns), (b, g))
@@ -345,18 +341,18 @@ def test_solver_online_known_values():
         "\\boxed{7}",
     ]
     for stack in (ztunix, ztrl):
-        got = stack.solver_reward(4)(prompts, completions)
+        got = stack.SolverReward(4)(prompts, completions)
         # group 1: "2" wins 2 of 4; group 2: a 2-2 tie goes to "7", seen first.
         assert got == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0]
 
 
 def test_solver_chat_prompts_and_tunix_num_generations():
-    got = ztrl.solver_reward(3)(
+    got = ztrl.SolverReward(3)(
         [[{"role": "user", "content": "hi"}]] * 3, chat(["\\boxed{4}", "\\boxed{5}", "\\boxed{4}"])
     )
     assert got == [1.0, 0.0, 1.0]
     # Tunix fills a num_generations parameter from its GRPOConfig; the reward may omit it.
-    assert ztunix.solver_reward()(["p"] * 3, ["\\boxed{1}"] * 3, num_generations=3) == [1.0] * 3
+    assert ztunix.SolverReward()(["p"] * 3, ["\\boxed{1}"] * 3, num_generations=3) == [1.0] * 3
 
 
 @pytest.mark.parametrize("stack, lib", STACKS)
@@ -380,7 +376,7 @@ def test_challenger_equals_core(stack, lib, policy):
         asked.append(list(qs))
         return [by_question[q][:n] for q in qs]
 
-    reward = stack.challenger_reward(solver, 2, num_samples=k, unparseable=policy)
+    reward = stack.ChallengerReward(solver, 2, num_samples=k, unparseable=policy)
     got = reward(["ask"] * len(outputs), chat(outputs))
     assert asked == [[q for q, v in zip(questions, valid, strict=True) if v]]  # invalid: not asked
     clusters, _ = zero_text.bleu_clusters(questions, threshold=0.5)
@@ -415,7 +411,7 @@ def test_a_malformed_duplicate_stays_out_of_the_valid_questions_cluster(stack, l
         "<question>How many primes are there below twenty?</question> \\boxed{8}",
         "<question>Compute seven times eight.</question> \\boxed{56}",
     ]
-    reward = stack.challenger_reward(
+    reward = stack.ChallengerReward(
         lambda qs, k: [["\\boxed{1}", "\\boxed{2}"]] * len(qs), 4, num_samples=2
     )
     # p = 1/2 for every asked question: 1 - 2|p - 1/2| - 1/4; 0 for the malformed one
@@ -436,7 +432,7 @@ def test_a_malformed_duplicate_stays_out_of_the_valid_questions_cluster(stack, l
         )
 
     # G-Zero: delta - share for a well-formed proposal, -1 - share for a malformed one
-    got = stack.proposer_reward(logprobs, 4)(["p"] * 4, chat(proposals))
+    got = stack.ProposerReward(logprobs, 4)(["p"] * 4, chat(proposals))
     assert got == [-0.25, -1.25, -0.25, -0.25]
 
 
@@ -460,7 +456,7 @@ def test_proposer_equals_core(stack, lib):
             return torch.tensor(base, requires_grad=True), torch.tensor(hinted), torch.tensor(mask)
         return base, hinted, mask
 
-    got = stack.proposer_reward(logprobs, 2)(["p"] * 2 + ["q"] * 2, chat(texts))
+    got = stack.ProposerReward(logprobs, 2)(["p"] * 2 + ["q"] * 2, chat(texts))
     valid = zero_text.g_zero_proposer_format_ok(texts)
     questions = [
         zero_text.extract_tag(x, "question") if v else "" for x, v in zip(texts, valid, strict=True)
@@ -491,7 +487,7 @@ def test_coder_equals_core(stack, lib):
         (True, 1.0, 0.9, True),
         zero_stacks.CoderFeedback(False, 0.0, 0.0, False),
     ]
-    got = stack.coder_reward(lambda codes: feedback, 2)(["a", "a", "b", "b"], ["c"] * 4)
+    got = stack.CoderReward(lambda codes: feedback, 2)(["a", "a", "b", "b"], ["c"] * 4)
     args = (
         np.array([True, False, True, False]),
         np.array([0.5, np.nan, 1.0, 0.0]),
@@ -712,7 +708,7 @@ def test_no_reward_formula_in_zero_stacks():
 
 
 def _solver(stack, **kw):
-    return stack.solver_reward(2, **kw)
+    return stack.SolverReward(2, **kw)
 
 
 BAD_CALLS = [
@@ -814,52 +810,50 @@ def test_solver_bad_inputs(stack, lib, factory, args, kwargs, exc, fragment):
 )
 def test_solver_bad_options(kwargs, exc, fragment):
     with pytest.raises(exc) as info:
-        ztrl.solver_reward(**kwargs)
+        ztrl.SolverReward(**kwargs)
     assert fragment in str(info.value)
 
 
 def test_num_generations_unknown_is_a_clear_error():
     with pytest.raises(ValueError, match="num_generations is not known"):
-        ztrl.solver_reward()(["p"] * 2, ["a", "b"])
+        ztrl.SolverReward()(["p"] * 2, ["a", "b"])
 
 
 def test_callable_rewards_bad_options_and_returns():
     q = "<question>What is 1+1?</question> \\boxed{2}"
     with pytest.raises(ValueError, match="5 replies per question"):
-        ztrl.challenger_reward(lambda qs, k: [["\\boxed{2}"]] * len(qs), 1, num_samples=5)(
+        ztrl.ChallengerReward(lambda qs, k: [["\\boxed{2}"]] * len(qs), 1, num_samples=5)(
             ["p"], [q]
         )
     with pytest.raises(ValueError, match="rows of replies"):
-        ztrl.challenger_reward(lambda qs, k: [], 1, num_samples=2)(["p"], [q])
+        ztrl.ChallengerReward(lambda qs, k: [], 1, num_samples=2)(["p"], [q])
     with pytest.raises(TypeError, match="solver must be a callable"):
-        ztrl.challenger_reward("not callable", 1)
+        ztrl.ChallengerReward("not callable", 1)
     with pytest.raises(ValueError, match="num_samples must be an int >= 1"):
-        ztrl.challenger_reward(lambda qs, k: [], 1, num_samples=0)
+        ztrl.ChallengerReward(lambda qs, k: [], 1, num_samples=0)
     with pytest.raises(ValueError, match="strength must be a number >= 0"):
-        ztrl.challenger_reward(lambda qs, k: [], 1, strength=-1)
+        ztrl.ChallengerReward(lambda qs, k: [], 1, strength=-1)
     with pytest.raises(ValueError, match="threshold"):
-        ztrl.challenger_reward(lambda qs, k: [], 1, threshold=-0.5)
+        ztrl.ChallengerReward(lambda qs, k: [], 1, threshold=-0.5)
     with pytest.raises(ValueError, match="execute returned 1 results for 2"):
-        ztrl.coder_reward(lambda codes: [(True, 1.0, 0.5, False)], 2)(["p"] * 2, ["a", "b"])
+        ztrl.CoderReward(lambda codes: [(True, 1.0, 0.5, False)], 2)(["p"] * 2, ["a", "b"])
     with pytest.raises(ValueError, match="lacks the field 'syntax_error'"):
-        ztrl.coder_reward(
+        ztrl.CoderReward(
             lambda codes: [{"executed": True, "easy_accuracy": 1.0, "consistency": 0.5}], 1
         )(["p"], ["a"])
     with pytest.raises(TypeError, match="execute must be a callable"):
-        ztrl.coder_reward(None)
+        ztrl.CoderReward(None)
     hinted = "<question>q</question><hint>h</hint>"
     with pytest.raises(ValueError, match=r"one row per well-formed proposal"):
-        ztrl.proposer_reward(lambda q, h: (np.zeros((2, 3)),) * 2 + (np.ones((2, 3), bool),), 1)(
+        ztrl.ProposerReward(lambda q, h: (np.zeros((2, 3)),) * 2 + (np.ones((2, 3), bool),), 1)(
             ["p"], [hinted]
         )
     with pytest.raises(TypeError, match="must return a tuple"):
-        ztrl.proposer_reward(lambda q, h: None, 1)(["p"], [hinted])
-    with pytest.raises(ValueError, match="not both"):
-        ztrl.proposer_reward(logprobs_fn, hint_length=str.count, count_tokens=str.count)
+        ztrl.ProposerReward(lambda q, h: None, 1)(["p"], [hinted])
     with pytest.raises(TypeError, match="hint_length must be a callable"):
-        ztrl.proposer_reward(logprobs_fn, hint_length=200)
+        ztrl.ProposerReward(logprobs_fn, hint_length=200)
     with pytest.raises(TypeError, match="hint_length must return an int"):
-        ztrl.proposer_reward(logprobs_fn, 1, hint_length=lambda h: 2.5)(["p"], [hinted])
+        ztrl.ProposerReward(logprobs_fn, 1, hint_length=lambda h: 2.5)(["p"], [hinted])
 
 
 # -------------------------------------------------------------- advantages
@@ -985,7 +979,7 @@ def test_invalid_data_raises_the_same_error_in_both_stacks(stack, lib):
         base[0, 1] = -np.inf
         return base, np.full((len(questions), 3), -0.5), np.ones((len(questions), 3), bool)
 
-    with pytest.raises(ValueError, match="^base_logp must be finite$"):
+    with pytest.raises(ValueError, match="^base_logp must be finite where mask$"):
         stack.ProposerReward(logprobs, 2)(["p", "p"], texts)
     feedback = [zero_stacks.CoderFeedback(True, 1.5, 0.5, False)] * 2
     with pytest.raises(ValueError, match=r"^easy_accuracy must lie in \[0, 1\] where executed$"):

@@ -108,8 +108,10 @@ BAD_VALUES = [
         lambda t: t([[0, 1], [5, 1], [0, 0]]),
         "answers must lie in [0, num_answers=3)",
     ),
-    ("hint_delta", 0, lambda t: t([[-1.0, float("inf")]] * 3), "base_logp must be finite"),
-    ("hint_delta", 1, lambda t: t([[-1.0, float("nan")]] * 3), "hinted_logp must be finite"),
+    ("hint_delta", 0, lambda t: t([[-1.0, float("inf")]] * 3),
+     "base_logp must be finite where mask"),
+    ("hint_delta", 1, lambda t: t([[-1.0, float("nan")]] * 3),
+     "hinted_logp must be finite where mask"),
     (
         "proposer_rewards",
         0,
@@ -316,3 +318,69 @@ def test_jax_validates_once_per_signature(monkeypatch):
     zero_jax.uncertainty_reward(fresh)
     zero_jax.uncertainty_reward(np.asarray(fresh))
     assert seen == []
+
+
+# ------------------------------------------- messages naming the axis (issue 35)
+
+AXIS_CASES = [
+    # (function, positional arguments from an array constructor, exact message)
+    ("multi_reward_advantages",
+     lambda t: (t(np.zeros((1, 4, 2))), t(np.ones(3))),
+     "weights [R] must have R = 2 like rewards [G, N, R] (shape (1, 4, 2)), got shape (3,)"),
+    ("self_certainty",
+     lambda t: (t(np.zeros((2, 3, 5))), t(np.ones((2, 4), bool))),
+     "mask [B, T] must have T = 3 like logits [B, T, V] (shape (2, 3, 5)), got shape (2, 4)"),
+    ("self_certainty",
+     lambda t: (t(np.zeros((2, 3, 5))), t(np.ones((1, 3), bool))),
+     "mask [B, T] must have B = 2 like logits [B, T, V] (shape (2, 3, 5)), got shape (1, 3)"),
+    ("vote_metrics",
+     lambda t: (t(np.zeros((2, 3), np.int32)), t(np.zeros(4, np.int32)), 3),
+     "truth [B] must have B = 2 like answers [B, K] (shape (2, 3)), got shape (4,)"),
+]
+
+
+@pytest.mark.parametrize(("name", "build", "message"), AXIS_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(AXIS_CASES)])
+def test_shape_messages_name_the_axis(name, build, message):
+    """Both twins, eagerly and inside a user's jit, name the axis that disagrees (they
+    said "batch size" for the R and T axes)."""
+    import jax
+
+    with pytest.raises(ValueError) as err:
+        getattr(zero_torch, name)(*build(torch.tensor))
+    assert str(err.value) == message
+    for x64 in (False, True):
+        with jax.enable_x64(x64):
+            with pytest.raises(ValueError) as err:
+                getattr(zero_jax, name)(*build(np.asarray))
+            assert str(err.value) == message
+            arrays = [a for a in build(jnp.asarray) if not isinstance(a, int)]
+            rest = [a for a in build(jnp.asarray) if isinstance(a, int)]
+            with pytest.raises(ValueError) as err:
+                jax.jit(lambda *xs, rest=rest: getattr(zero_jax, name)(*xs, *rest))(*arrays)
+            assert str(err.value) == message
+
+
+@pytest.mark.parametrize(("name", "build", "arg", "kind"), [
+    ("overlong_penalty", lambda v: (v, 10.0, 2.0), "lengths", "values"),
+    ("proposer_rewards", lambda v: (np.zeros(2), v, np.zeros(2), np.ones(2, bool)),
+     "hint_lengths", "values"),
+    ("masked_mean", lambda v: (v, np.ones(2, bool)), "values", "values"),
+    ("cluster_sizes", lambda v: (v,), "ids", "ids"),
+    ("pseudo_rewards", lambda v: (v[None], v), "answers", "ids"),
+])
+def test_wide_int64_values_get_the_message_of_their_kind(name, build, arg, kind):
+    """With x64 off, int64 lengths or values beyond int32 get a message about values
+    (they would wrap around), not the ids one ("distinct ids would merge")."""
+    import jax
+
+    v = np.array([2**40, 3], np.int64)
+    with jax.enable_x64(False):
+        with pytest.raises(ValueError) as err:
+            getattr(zero_jax, name)(*build(v))
+    text = str(err.value)
+    assert text.startswith(f"{arg} has values outside the int32 range")
+    if kind == "values":
+        assert "wrap around" in text and "ids" not in text
+    else:
+        assert "distinct ids would merge" in text

@@ -388,8 +388,10 @@ def tolerance_scale(contract: Contract, arrays: dict, hypers: dict | None = None
     """Magnitude that float errors scale with (the inputs of a difference or mean): a
     float, a per-group array, or None (the output's own magnitude)."""
     if contract.name in ("hint_delta",):
-        m = max((float(np.max(np.abs(arrays[k].astype(np.float64)), initial=0))
-                 for k in ("base_logp", "hinted_logp")), default=1.0)
+        kept = np.asarray(arrays["mask"])  # a masked log-prob may be anything
+        m = max((float(np.max(np.abs(arrays[k].astype(np.float64)[kept & np.isfinite(
+            arrays[k].astype(np.float64))]), initial=0)) for k in ("base_logp", "hinted_logp")),
+            default=1.0)
         return max(1.0, m)
     if contract.name == "proposer_rewards":
         d = arrays["delta"].astype(np.float64)

@@ -22,7 +22,10 @@ NOT_BOOL = "{name} must be a bool array, got dtype {dtype}"
 RANK = "{name} must have shape {shape}, got shape {got}"
 EMPTY = "{name} must be non-empty with shape {shape}, got shape {got}"
 SAME_SHAPE = "{name} must have the same shape as {ref} {ref_shape}, got {got}"
-SAME_BATCH = "{name} must have batch size {size} like {ref}, got {got}"
+SAME_AXIS = (
+    "{name} {shape} must have {axis} = {size} like {ref} {ref_shape} (shape {ref_got}), "
+    "got shape {got}"
+)
 DEVICE = "{name} must be on the device of {ref} ({ref_device}), got {got}"
 META = "{name} is on the meta device (no values): the torch twin validates and computes values"
 
@@ -40,6 +43,11 @@ WIDE_IDS = (
     "(jax.config.update('jax_enable_x64', True)) or map the ids to dense ids first "
     "(np.unique(x, return_inverse=True))"
 )
+WIDE_VALUES = (
+    "{name} has values outside the {dtype} range, which JAX truncates with x64 "
+    "disabled (a length or value would wrap around to another number): enable x64 "
+    "(jax.config.update('jax_enable_x64', True)) or pass values that fit {dtype}"
+)
 WIDE_TRACED_IDS = (
     "{name} ({dtype}) is traced by a jit or vmap while x64 is disabled: JAX "
     "truncates its values to 32 bits and they cannot be checked there; give the "
@@ -48,7 +56,7 @@ WIDE_TRACED_IDS = (
 )
 WIDE_ARGUMENT = (
     "{name} has values outside the {dtype} range, which jax.jit truncates with x64 "
-    "disabled (distinct ids would merge): enable x64 "
+    "disabled (distinct ids would merge, lengths and values would wrap around): enable x64 "
     "(jax.config.update('jax_enable_x64', True)) or narrow the values first"
 )
 WIDE_REAL = (

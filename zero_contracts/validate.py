@@ -54,12 +54,12 @@ class Shapes:
 
     ``check(arg, shape)`` verifies the rank, the non-empty axes and that every shape
     symbol has the size an earlier argument gave it (``same shape`` when the two
-    arguments have the same symbols, ``batch size`` otherwise); arguments with no
+    arguments have the same symbols, else the axis by its symbol); arguments with no
     symbols (``shape=None``) need rank >= 1 and must broadcast with the first one.
     """
 
     def __init__(self) -> None:
-        self.bound: dict[str, tuple[int, str, tuple[int, ...]]] = {}
+        self.bound: dict[str, tuple[int, Arg, tuple[int, ...]]] = {}
         self.first: tuple[str, tuple[int, ...]] | None = None
 
     def check(self, arg: Arg, shape: tuple[int, ...]) -> None:
@@ -83,18 +83,21 @@ class Shapes:
                 raise ValueError(msg.EMPTY.format(name=arg.name, shape=text, got=shape))
             for symbol, size in pairs:
                 if symbol in self.bound and self.bound[symbol][0] != size:
-                    ref_size, ref_name, ref_shape = self.bound[symbol]
-                    if len(ref_shape) == len(shape):
+                    ref_size, ref, ref_shape = self.bound[symbol]
+                    if ref.shape == arg.shape:
                         raise ValueError(
                             msg.SAME_SHAPE.format(
-                                name=arg.name, ref=ref_name, ref_shape=ref_shape, got=shape
+                                name=arg.name, ref=ref.name, ref_shape=ref_shape, got=shape
                             )
                         )
                     raise ValueError(
-                        msg.SAME_BATCH.format(name=arg.name, size=ref_size, ref=ref_name, got=size)
+                        msg.SAME_AXIS.format(
+                            name=arg.name, shape=text, axis=symbol, size=ref_size, ref=ref.name,
+                            ref_shape=ref.shape_text, ref_got=ref_shape, got=shape,
+                        )
                     )
             for symbol, size in pairs:
-                self.bound.setdefault(symbol, (size, arg.name, shape))
+                self.bound.setdefault(symbol, (size, arg, shape))
         if self.first is None:
             self.first = (arg.name, shape)
 

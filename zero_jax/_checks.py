@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from zero_contracts import CONTRACTS, Contract
+from zero_contracts import CONTRACTS, Arg, Contract
 from zero_contracts import messages as msg
 from zero_contracts import validate as V
 
@@ -53,10 +53,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: True while ``checked`` traces.  A JAX user context is part of every jit cache key,
 #: so a kernel traced with its checks and the same kernel traced without them are two
-#: cache entries: plain calls never carry a check.  (JAX releases without user
-#: contexts get ``checkify.debug_check``, correct in both modes.)
-_make_user_context = getattr(jax, "make_user_context", None)
-_CHECKING = _make_user_context(False) if _make_user_context is not None else None
+#: cache entries: plain calls never carry a check.
+_CHECKING = jax.make_user_context(False)
 
 #: Per thread: whether it is inside ``checked`` (an inner ``checked`` leaves its checks
 #: to the outer one's ``checkify``) and whether it is registering a check's callback.
@@ -100,11 +98,8 @@ def checked(fn: F) -> F:
         run = checkify.checkify(fn, errors=checkify.user_checks)
         _DEPTH.value = 1
         try:
-            if _CHECKING is None:
+            with _CHECKING(True):
                 err, out = run(*args, **kwargs)
-            else:
-                with _CHECKING(True):
-                    err, out = run(*args, **kwargs)
         finally:
             _DEPTH.value = 0
         if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(err)):
@@ -176,7 +171,7 @@ def _raise_traced(err: checkify.Error) -> None:
 
 def checking() -> bool:
     """Whether data checks are being emitted (a ``checked`` call is tracing)."""
-    return _CHECKING is None or bool(_CHECKING.value)
+    return bool(_CHECKING.value)
 
 
 # --------------------------------------------------------------------------- dtypes
@@ -219,10 +214,13 @@ def arrays(contract: Contract | str, *values: Any) -> tuple[Any, ...]:
     else:
         if len(values) == len(spec.args):
             return values
-    return tuple([_to_array(arg.name, x) for arg, x in zip(spec.args, values, strict=True)])
+    return tuple([_to_array(arg, x) for arg, x in zip(spec.args, values, strict=True)])
 
 
-def _to_array(name: str, x: Any) -> Any:
+def _to_array(arg: Arg, x: Any) -> Any:
+    name = arg.name
+    # ids would merge; lengths (a "nonneg" rule) and plain values would wrap around
+    wide = msg.WIDE_IDS if arg.kind == "int" and arg.value != "nonneg" else msg.WIDE_VALUES
     if isinstance(x, jax.Array):
         if not _wide_ints(x.dtype):
             return x
@@ -230,7 +228,7 @@ def _to_array(name: str, x: Any) -> Any:
         # the 32-bit ints of that setting, so the ids are checked, then narrowed
         if isinstance(x, jax.core.Tracer):  # inside a jit or vmap: values unknown
             raise ValueError(msg.WIDE_TRACED_IDS.format(name=name, dtype=x.dtype.name))
-        _check_narrow(name, x)
+        _check_narrow(name, x, wide)
         return x.astype(_narrow(x.dtype))
     if x is None:
         return None
@@ -243,7 +241,7 @@ def _to_array(name: str, x: Any) -> Any:
     if arr.dtype.kind in "OUSVMm" and arr.dtype.name != "bfloat16":  # not numbers
         raise TypeError(msg.NOT_ARRAY.format(name=name, got=type(x).__name__))
     if _wide_ints(arr.dtype):
-        _check_narrow(name, arr)
+        _check_narrow(name, arr, wide)
     return jnp.asarray(arr)
 
 
@@ -474,7 +472,4 @@ def _check(ok: jax.Array, message: str, **values: Any) -> None:
             else format(values[field], spec or "")))
         for literal, field, spec, _ in string.Formatter().parse(message)
     )
-    if _CHECKING is None:
-        checkify.debug_check(jnp.all(ok), text, **arrays)
-    else:
-        checkify.check(jnp.all(ok), text, **arrays)
+    checkify.check(jnp.all(ok), text, **arrays)

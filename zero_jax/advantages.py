@@ -50,44 +50,55 @@ def _moments(
 
 
 def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
-    """``r_i`` minus the mean of the other kept rewards of its group: the sum over the
-    other kept ``j`` of ``r_i - r_j``, divided by ``n - 1``.  Equal rewards differ by
-    exactly 0, so a 7-vs-1 split on 0.35 leaves no float32 residue (NeMo-RL PR #4161).
-    Computed in float64 when x64 is on (like the torch twin) and rounded once; float32
-    without x64 (JAX then has no float64) carries the sum exactly as a float32 pair
-    (Knuth's error-free two-sum), so the result is within float32's rounding of the
-    exact value even where the differences cancel."""
-    r, sharding = _gather(r, last=True)  # a group's samples all on each device
+    """``r_i`` minus the mean of the other kept rewards of its group, ``(n r_i - S) /
+    (n - 1)``, in O(G N) memory: ``n r_i`` and the group's sum ``S`` are carried exactly
+    as float pairs (Dekker's product, Knuth's two-sum in a pairwise tree), so the
+    difference is rounded once, then divided: in float64 with x64 on, so a 7-vs-1 split
+    of float32 0.35 gives the exact values rounded once to float32 (NeMo-RL PR #4161),
+    and within float32's rounding of them with x64 off."""
+    r, sharding = _gather(r, last=True)  # the pairwise tree reads a group's samples
     m = _gather(m, last=True)[0]
-    wide = jnp.promote_types(r.dtype, _c.float_dtype())
-    if wide != r.dtype or r.dtype == jnp.float64:
-        x = r.astype(wide)
-        gap = jnp.sum(jnp.where(m[..., None, :], x[..., :, None] - x[..., None, :], 0), -1)
-        out = exact_div(gap, jnp.maximum(n.astype(wide) - 1, 1)).astype(r.dtype)
-    else:
-
-        def add(carry: tuple[jax.Array, jax.Array], j: jax.Array) -> tuple[Any, None]:
-            hi, lo = carry  # the sum so far of r_i - r_j is exactly hi + lo (up to lo's rounding)
-            rj = lax.dynamic_index_in_dim(r, j, axis=-1)
-            kept = lax.dynamic_index_in_dim(m, j, axis=-1)
-            d, d_err = _two_sum(r, -rj)
-            hi, err = _two_sum(hi, jnp.where(kept, d, 0))
-            return (hi, lo + err + jnp.where(kept, d_err, 0)), None
-
-        # the carry takes the sharding the body gives it: r's and m's combined (on an
-        # Explicit mesh they may differ)
-        zeros = jnp.zeros_like(jnp.where(m, r, 0))
-        (hi, lo), _ = lax.scan(add, (zeros, zeros), jnp.arange(r.shape[-1]))
-        out = exact_div(hi + lo, jnp.maximum(n - 1, 1))
+    dtype = r.dtype
+    # float64 with x64 on, as the torch twin: float32 quotients rounded once
+    r, n = r.astype(_c.float_dtype()), n.astype(_c.float_dtype())
+    hi = jnp.where(m, r, 0)
+    lo = jnp.zeros_like(hi)
+    while hi.shape[-1] > 1:  # S = hi + lo, halving the samples per level
+        if hi.shape[-1] % 2:
+            pad = [(0, 0)] * (hi.ndim - 1) + [(0, 1)]
+            hi, lo = jnp.pad(hi, pad), jnp.pad(lo, pad)
+        pairs = hi.shape[:-1] + (hi.shape[-1] // 2, 2)
+        h, low = hi.reshape(pairs), lo.reshape(pairs)
+        hi, err = _two_sum(h[..., 0], h[..., 1])
+        lo = low[..., 0] + low[..., 1] + err
+    big, big_err = _two_product(n, r)
+    top, top_err = _two_sum(big, -hi)
+    out = exact_div(top + (top_err + big_err - lo), jnp.maximum(n - 1, 1)).astype(dtype)
     return out if sharding is None else reshard(out, sharding)
 
 
 def _two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth; additions
-    only, so no compiler contraction into fma can change it)."""
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth)."""
     s = a + b
     t = s - a
     return s, (a - (s - t)) + (b - t)
+
+
+def _two_product(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(p, e)`` with ``p = fl(a b)`` and ``p + e = a b`` exactly (Dekker; every partial
+    product of the halves is exact, so a contraction into fma changes nothing)."""
+    p = a * b
+    ah, al = _halves(a)
+    bh, bl = _halves(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _halves(a: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Veltkamp's split of ``a`` (here |a| < 2^25) into two halves of half the mantissa."""
+    factor = 2.0 ** ((jnp.finfo(a.dtype).nmant + 2) // 2) + 1
+    c = a * factor
+    high = c - (c - a)
+    return high, a - high
 
 
 def advantages_of(
@@ -98,10 +109,10 @@ def advantages_of(
     eps: float | jax.Array,
     singleton: str,
     baseline: str,
-) -> tuple[jax.Array, jax.Array]:
+) -> jax.Array:
     """The advantages of float rewards ``r`` ``[..., G, N]`` kept where ``m`` ("batch"
-    is the last two axes), shared by both public functions, and whether each group
-    has a non-finite kept reward (``[..., G, 1]``, unpoisoned advantages otherwise).
+    is the last two axes), shared by both public functions (unpoisoned: the callers
+    poison from the contract's rule).
 
     Computed on the rewards times a power of two (:func:`_unit`, the group's, or the
     batch's with ``"batch"`` scaling), which changes no value (every step commutes
@@ -121,25 +132,24 @@ def advantages_of(
         adv = _leave_one_out(r, m, n)
     else:
         adv = dev
-    if singleton == "raw":
-        adv = jnp.where(single, r, adv)
-        std = jnp.where(single, unit, std)  # 1 in the rewards' units
     if scale == "batch":
-        _, _, std = _moments(r, m, ddof, axis=(-2, -1))
+        std = _moments(r, m, ddof, axis=(-2, -1))[2]
+    if singleton == "raw":
+        # verl: a lone sample has baseline 0 and std 1 (in the rewards' units), whatever
+        # the scaling (a batch std of 0, with eps = 0, made it NaN or inf)
+        adv = jnp.where(single, r, adv)
+        std = jnp.where(single, unit, std)
     if scale != "none":
         # XLA may multiply by 1 / (std + eps)
         adv = adv / (std + jnp.asarray(eps, r.dtype) * unit)
     else:
         adv = adv / unit
     zero = hi == lo  # all kept rewards equal, including empty and one-sample groups
-    # a kept NaN or +-inf reaches the max or the min (an empty group's are -inf / inf):
-    # the data rule read from them, without another pass over the rewards
-    nonfinite = ~((hi < jnp.inf) & (lo > -jnp.inf))
     if scale == "group":
         zero = zero | (n <= ddof)
     if singleton == "raw":
         zero = zero & ~single
-    return jnp.where(m & ~zero, adv, 0), nonfinite
+    return jnp.where(m & ~zero, adv, 0)
 
 
 def _unit(hi: jax.Array, lo: jax.Array) -> jax.Array:
@@ -155,13 +165,9 @@ def _unit(hi: jax.Array, lo: jax.Array) -> jax.Array:
     flushed to 0 by it."""
     top = jnp.maximum(hi, -lo)
     info = jnp.finfo(top.dtype)
-    bias, bits = info.maxexp - 1, jnp.int32 if top.dtype == jnp.float32 else jnp.int64
-    # read and written as bits (frexp and ldexp took 1.3-1.5x the whole call, measured
-    # at [4096 .. 1M, 8] float32): top = 1.f 2^(e - bias), so 2^(k-1) <= top < 2^k
-    e = (lax.bitcast_convert_type(top, bits) >> info.nmant) & ((1 << info.nexp) - 1)
-    k = e - bias + 1
+    k = jnp.frexp(top)[1]  # top = f 2^k with 1/2 <= f < 1
     k = jnp.where((top > 0) & (top < jnp.inf), jnp.clip(k, info.minexp, info.maxexp - 2), 0)
-    return lax.bitcast_convert_type(((bias - k) << info.nmant).astype(bits), top.dtype)
+    return jnp.ldexp(jnp.ones_like(top), -k)
 
 
 def group_advantages(
@@ -194,7 +200,8 @@ def group_advantages(
     * a group whose kept rewards are all equal (including a fully masked group)
       gets exactly 0, not a float residue divided by ``eps``;
     * a single-sample group gets 0 (``singleton="zero"``), or, as in verl, its reward
-      over ``1 + eps`` from baseline 0 and std 1 (``singleton="raw"``);
+      over ``1 + eps`` from baseline 0 and std 1 (``singleton="raw"``, with any
+      ``scale``: its own std, not the batch's);
     * with ``"group"`` scaling a group of at most ``ddof`` samples gets 0.
 
     A group with a non-finite kept reward is NaN (with ``"batch"`` scaling, the
@@ -243,7 +250,8 @@ def _advantages(
     m = jnp.ones(rewards.shape, bool) if mask is None else mask
     bad = _c.invalid("group_advantages", rewards=rewards, mask=m, eps=eps)
     r = lax.stop_gradient(rewards).astype(_c.compute_dtype(rewards.dtype))
-    adv, rows = advantages_of(r, m, scale, ddof, eps, singleton, baseline)
+    adv = advantages_of(r, m, scale, ddof, eps, singleton, baseline)
+    rows = jnp.any(bad["rewards"], axis=-1, keepdims=True)
     if scale == "batch":
         rows = jnp.any(rows)
     return lax.stop_gradient(_c.poison(adv, rows | bad["eps"]).astype(rewards.dtype))
@@ -329,12 +337,12 @@ def _multi(
     kept = jnp.any(m, axis=-1)
     options = (scale, ddof, eps, singleton, baseline)
     if aggregation == "sum_then_normalize":
-        adv, _ = advantages_of(jnp.sum(jnp.where(m, r * w, 0), axis=-1), kept, *options)
+        adv = advantages_of(jnp.sum(jnp.where(m, r * w, 0), axis=-1), kept, *options)
         rows = jnp.any(bad["rewards"], axis=(-2, -1))[..., None]
         if scale == "batch":
             rows = jnp.any(rows)
     else:  # each reward's advantages ([R, G, N]), weighted, then standardised over the batch
-        per, _ = advantages_of(jnp.moveaxis(r, -1, 0), jnp.moveaxis(m, -1, 0), *options)
+        per = advantages_of(jnp.moveaxis(r, -1, 0), jnp.moveaxis(m, -1, 0), *options)
         total = jnp.sum(per * w[:, None, None], axis=0)
         everything = (-2, -1)
         hi = jnp.max(jnp.where(kept, total, -jnp.inf), axis=everything, keepdims=True)

@@ -48,16 +48,10 @@ def learnability_reward(solve_rate: Any) -> jax.Array:
 
 @_c.kernel("learnability_reward")
 def _learnability(s: jax.Array) -> jax.Array:
-    _c.invalid("learnability_reward", solve_rate=s)  # raises under checked
+    bad = _c.invalid("learnability_reward", solve_rate=s)
     x = s.astype(_c.compute_dtype(s.dtype))
-    hard = 1 - x
-    # x (1 - x) is > 0 inside (0, 1), 0 at its ends, and < 0 or NaN for a rate outside
-    # [0, 1] or NaN: the reward and the data rule's poison from one product (fewer ops
-    # than separate tests; XLA's CPU cost model splits a fusion with more ops than bytes
-    # across threads, which costs more than the work at B = 4,096)
-    t = x * hard
-    reward = jnp.where(t > 0, hard, jnp.where(t == 0, 0, jnp.nan))
-    return lax.stop_gradient(reward.astype(s.dtype))
+    reward = jnp.where((x == 0) | (x == 1), 0, 1 - x)
+    return lax.stop_gradient(_c.poison(reward, bad["solve_rate"]).astype(s.dtype))
 
 
 def learnability_reward_published(solve_rate: Any, valid: Any) -> jax.Array:
@@ -98,9 +92,8 @@ def learnability_reward_published(solve_rate: Any, valid: Any) -> jax.Array:
 
 @_c.kernel("learnability_reward_published")
 def _learnability_published(s: jax.Array, valid: jax.Array) -> jax.Array:
-    _c.invalid("learnability_reward_published", solve_rate=s, valid=valid)  # checked only
+    bad = _c.invalid("learnability_reward_published", solve_rate=s, valid=valid)
     x = s.astype(_c.compute_dtype(s.dtype))
-    hard = 1 - x
-    t = x * hard  # > 0 inside (0, 1), 0 at its ends, < 0 or NaN outside (as above)
-    reward = jnp.where(t > 0, hard, jnp.where(t == 0, -0.5, jnp.nan))
+    reward = jnp.where((x == 0) | (x == 1), -0.5, 1 - x)
+    reward = _c.poison(reward, bad["solve_rate"])  # the rule is read where valid only
     return lax.stop_gradient(jnp.where(valid, reward, -1).astype(s.dtype))

@@ -32,8 +32,9 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
     Both passes score the same unassisted response tokens (hint tokens excluded),
     aligned position by position; a row with no kept token (or ``T = 0``) gives 0.
     A probability-shift proxy, not a KL divergence or a measured quality gain.
-    Masked positions get exactly zero gradient, all-masked rows a zero gradient.  A
-    row with a non-finite log-prob (kept or not) gives NaN.
+    A masked position's log-probs are never read (they may be NaN or -inf): its
+    gradient is exactly 0, all-masked rows get a zero gradient.  A row with a
+    non-finite log-prob at a kept position gives NaN.
 
     Args:
       base_logp: float ``[B, T]`` log-probs without the hint.
@@ -54,10 +55,14 @@ def hint_delta(base_logp: Any, hinted_logp: Any, mask: Any) -> jax.Array:
 
 @_c.kernel("hint_delta")
 def _hint_delta(base: jax.Array, hinted: jax.Array, mask: jax.Array) -> jax.Array:
-    bad = _c.invalid("hint_delta", base_logp=base, hinted_logp=hinted)
+    bad = _c.invalid("hint_delta", base_logp=base, hinted_logp=hinted, mask=mask)
     dtype = jnp.result_type(base, hinted)
     acc = _c.compute_dtype(dtype)  # half precision: the difference too, rounded once
-    delta = mean_kept(base.astype(acc) - hinted.astype(acc), mask).astype(dtype)
+    # a masked position is replaced before any arithmetic (its NaN / -inf never enters
+    # a difference), so its value and its gradient (exactly 0) never matter
+    zero = jnp.zeros((), acc)
+    diff = jnp.where(mask, base.astype(acc), zero) - jnp.where(mask, hinted.astype(acc), zero)
+    delta = mean_kept(diff, mask).astype(dtype)
     return _c.poison(delta, jnp.any(bad["base_logp"] | bad["hinted_logp"], axis=-1))
 
 
@@ -99,7 +104,7 @@ def proposer_rewards(delta: Any, hint_lengths: Any, cluster_share: Any, valid: A
 def _proposer(
     delta: jax.Array, lengths: jax.Array, share: jax.Array, valid: jax.Array
 ) -> jax.Array:
-    _c.invalid(  # raises under checked; the rules are read below without the gating ops
+    bad = _c.invalid(
         "proposer_rewards", delta=delta, hint_lengths=lengths, cluster_share=share, valid=valid
     )
     out = jnp.result_type(delta, share)
@@ -107,6 +112,6 @@ def _proposer(
     delta, share = delta.astype(dtype), share.astype(dtype)
     excess = jnp.maximum(lengths.astype(dtype) - 200, 0)
     length_penalty = exact_div(0.03 * excess, 100)
-    gain = jnp.where(jnp.isfinite(delta) & (lengths >= 0), delta - length_penalty, jnp.nan)
-    reward = jnp.where(valid, gain, -1) - share
-    return lax.stop_gradient(jnp.where((share >= 0) & (share <= 1), reward, jnp.nan).astype(out))
+    reward = jnp.where(valid, delta - length_penalty, -1) - share
+    rows = bad["delta"] | bad["hint_lengths"] | bad["cluster_share"]
+    return lax.stop_gradient(_c.poison(reward, rows).astype(out))

@@ -63,23 +63,20 @@ def coder_rewards(
 def _coder(
     executed: jax.Array, easy: jax.Array, c: jax.Array, syntax_error: jax.Array
 ) -> jax.Array:
-    _c.invalid("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
+    bad = _c.invalid("coder_rewards", executed=executed, easy_accuracy=easy, consistency=c)
     out = jnp.result_type(easy, c)
     dtype = _c.compute_dtype(out)
     easy, c = easy.astype(dtype), c.astype(dtype)
-    hedge = jnp.minimum(c, 1 - c)
-    success = 1 + easy + hedge
-    # the data rules read from the math (see _checks): min(x, 1 - x) >= 0 exactly when x
-    # lies in [0, 1] (NaN propagates), and an unexecuted render's scores are not read
-    valid = (hedge >= 0) & (jnp.minimum(easy, 1 - easy) >= 0)
+    success = 1 + easy + jnp.minimum(c, 1 - c)
     # an unexecuted render with a syntax error earns the constant -0.15 (-0.1 - 0.05 in
     # binary is -0.15000000000000002)
     # (each select has one array case: on an Explicit mesh the four [B] arguments may
     # be sharded differently, and a select's array cases and condition must share one)
-    executed_reward = jnp.where(valid, success, jnp.nan) - 0.05 * syntax_error.astype(dtype)
+    executed_reward = success - 0.05 * syntax_error.astype(dtype)
     reward = jnp.where(executed, executed_reward, -0.1)
     reward = jnp.where(~executed & syntax_error, -0.15, reward)
-    return lax.stop_gradient(reward.astype(out))
+    rows = bad["easy_accuracy"] | bad["consistency"]
+    return lax.stop_gradient(_c.poison(reward, rows).astype(out))
 
 
 def solver_rewards(

@@ -220,11 +220,7 @@ def curriculum_mask(consistency: Any, low: ArrayLike = 0.25, high: ArrayLike = 0
 def _band(p: jax.Array, low: float | jax.Array, high: float | jax.Array) -> jax.Array:
     bad = _c.invalid("curriculum_mask", consistency=p, low=low, high=high)
     keep = (p >= jnp.asarray(low, p.dtype)) & (p <= jnp.asarray(high, p.dtype))
-    # With valid edges (0 <= low <= high <= 1) a kept score lies in [0, 1] and a NaN
-    # fails both comparisons, so the score rule needs no comparison of its own (each
-    # extra elementwise op counts: XLA's CPU cost model splits a fusion across threads
-    # once it does more ops than it moves bytes, ~20-60 µs of wake-ups at B = 4,096).
-    return keep & ~_c.hyper_rules(bad)
+    return keep & ~bad["consistency"] & ~_c.hyper_rules(bad)
 
 
 def pseudo_rewards(answers: Any, labels: Any) -> jax.Array:

@@ -12,8 +12,7 @@ advantage hook:
   reward functions) and ``RLOOTrainer``'s advantages.
 
 Both modules have the same four rewards, ``SolverReward``, ``ChallengerReward``,
-``ProposerReward`` and ``CoderReward`` (also under their older lower-case names
-``solver_reward`` ...), DAPO's ``OverlongPenalty``, and ``VoteDiagnostics``
+``ProposerReward`` and ``CoderReward``, DAPO's ``OverlongPenalty``, and ``VoteDiagnostics``
 (TTRL's vote diagnostics, logged: a reward function returning zeros in TRL, a
 ``metric_fns`` entry in Tunix).  Their logic is written once, stack-neutral, in
 :mod:`zero_stacks.solver`, :mod:`.challenger`, :mod:`.proposer`, :mod:`.coder`,

@@ -8,7 +8,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Backend", "floats"]
+__all__ = ["Backend", "floats", "is_float"]
+
+
+def is_float(dtype: Any) -> bool:
+    """Whether a NumPy dtype holds floats, ml_dtypes' ``bfloat16`` and float8 types
+    included (``np.issubdtype(dtype, np.floating)`` does not know them)."""
+    return dtype.kind == "f" or (dtype.kind == "V" and "float" in dtype.name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +60,7 @@ class Backend:
 
 def _marked(value: np.ndarray) -> bool:
     """Whether a result holds zero_jax's mark of invalid data (NaN, or -1 labels)."""
-    if value.dtype.kind == "f" or value.dtype.name == "bfloat16":
+    if is_float(value.dtype):
         return bool(np.isnan(value.astype(np.float64)).any())
     return value.dtype.kind == "i" and bool((value < 0).any())
 
@@ -69,7 +75,7 @@ def floats(values: np.ndarray) -> list[float]:
     nothing is lost.
     """
     flat = np.asarray(values).reshape(-1)
-    if not np.issubdtype(flat.dtype, np.floating):
+    if not is_float(flat.dtype):
         raise TypeError(f"rewards must be floats, got {flat.dtype}")
     if flat.dtype == np.float64:
         return [float(v) for v in flat]

@@ -45,7 +45,7 @@ def resolve_num_generations(bound: int | None, passed: object, default: int | No
         if bound is None:
             raise ValueError(
                 "num_generations is not known: give it to the reward "
-                "(e.g. solver_reward(num_generations=8)); TRL does not pass it"
+                "(e.g. SolverReward(num_generations=8)); TRL does not pass it"
             )
         return bound
     passed = check_count(passed, "num_generations")

@@ -40,8 +40,7 @@ class ProposerReward(StackReward):
     well-formed question's.  ``L`` is the hint's length in characters, ``len(hint)``
     of the stripped hint, as in published G-Zero; ``hint_length`` (a callable
     ``hint -> int``) replaces the count, e.g. with a tokenizer's, but the target
-    200 and the slope stay the library's.  ``count_tokens`` is an older name of
-    ``hint_length``.
+    200 and the slope stay the library's.
 
     ``logprobs`` may be ``async``: in TRL the reward is then an async reward
     function.  Where the stack passes ``log_metric`` (TRL), the reward logs
@@ -60,15 +59,10 @@ class ProposerReward(StackReward):
         num_generations: int | None = None,
         *,
         hint_length: Callable[[str], int] = len,
-        count_tokens: Callable[[str], int] | None = None,
         threshold: float = 0.5,
     ) -> None:
         super().__init__(num_generations)
         check_callable(logprobs, "logprobs", "(questions, hints) -> arrays")
-        if count_tokens is not None:
-            if hint_length is not len:
-                raise ValueError("give hint_length or its older name count_tokens, not both")
-            hint_length = count_tokens
         check_callable(hint_length, "hint_length", "(hint) -> int")
         self._set(logprobs=logprobs, hint_length=hint_length, threshold=check_threshold(threshold))
 

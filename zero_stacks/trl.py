@@ -12,8 +12,7 @@ Rewards are computed by :mod:`zero_torch`.  Pass them to ``GRPOTrainer``::
     )
 
 Each reward is a small picklable object (:class:`SolverReward`,
-:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`; the
-lower-case names ``solver_reward`` ... are the same classes), and so are
+:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`), and so are
 :class:`OverlongPenalty` (DAPO's soft overlong punishment, from the
 ``completion_ids`` TRL passes) and :class:`VoteDiagnostics` (TTRL's vote
 diagnostics against a truth column, logged through TRL's ``log_metric``; it
@@ -78,11 +77,7 @@ __all__ = [
     "SolverReward",
     "VoteDiagnostics",
     "advantage_options",
-    "challenger_reward",
-    "coder_reward",
     "group_advantages",
-    "proposer_reward",
-    "solver_reward",
     "trainer_advantages",
 ]
 
@@ -361,12 +356,6 @@ class VoteDiagnostics(_InTrainer, votes.VoteDiagnostics):
         yield  # pragma: no cover  (no callable to request)
 
 
-#: The names earlier code calls (``solver_reward(num_generations=8, labels_column="answer")``):
-#: the classes themselves, same arguments.
-solver_reward = SolverReward
-challenger_reward = ChallengerReward
-proposer_reward = ProposerReward
-coder_reward = CoderReward
 
 
 def group_advantages(

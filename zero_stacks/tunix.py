@@ -14,8 +14,7 @@ hands its reward functions).  Pass them to ``GRPOLearner(reward_fns=...)``::
     )
 
 Each reward is a small picklable object (:class:`SolverReward`,
-:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`; the
-lower-case names ``solver_reward`` ... are the same classes; and
+:class:`ChallengerReward`, :class:`ProposerReward`, :class:`CoderReward`; and
 :class:`OverlongPenalty`, DAPO's soft overlong punishment, with your
 ``count_tokens``).  Tunix passes ``num_generations`` from its ``GRPOConfig`` to
 reward functions that take it, so a reward needs it only outside a learner.
@@ -36,7 +35,7 @@ import numpy as np
 
 import zero_jax
 from zero_stacks import challenger, coder, overlong, proposer, solver, votes
-from zero_stacks._backend import Backend
+from zero_stacks._backend import Backend, is_float
 from zero_stacks._checks import check_count
 from zero_stacks.coder import CoderFeedback
 
@@ -53,12 +52,8 @@ __all__ = [
     "ProposerReward",
     "SolverReward",
     "VoteDiagnostics",
-    "challenger_reward",
-    "coder_reward",
     "group_advantages",
-    "proposer_reward",
     "register_advantage_estimator",
-    "solver_reward",
 ]
 
 #: The name our estimator is registered under in Tunix's advantage-estimator registry.
@@ -160,12 +155,6 @@ class VoteDiagnostics(votes.VoteDiagnostics):
         return {name: (value, np.mean) for name, value in self.named(batch).items()}
 
 
-#: The names earlier code calls (``solver_reward(band=True)``): the classes
-#: themselves, same arguments.
-solver_reward = SolverReward
-challenger_reward = ChallengerReward
-proposer_reward = ProposerReward
-coder_reward = CoderReward
 
 
 def group_advantages(
@@ -190,7 +179,7 @@ def group_advantages(
             f"rewards must be a non-empty flat [B * num_generations] vector, "
             f"got shape {list(r.shape)} with num_generations={g}"
         )
-    if not np.issubdtype(r.dtype, np.floating):
+    if not is_float(r.dtype):
         raise TypeError(f"rewards must be floats, got {r.dtype}")
     if preset not in zero_jax.ADVANTAGE_PRESETS:
         raise ValueError(
@@ -266,7 +255,15 @@ def register_advantage_estimator(
     Returns:
       ``name``, to pass to ``GRPOConfig``.
     """
-    from tunix.rl import function_registry  # the only import of Tunix in zero_stacks
+    try:
+        from tunix.rl import function_registry  # the only import of Tunix in zero_stacks
+    except ModuleNotFoundError as e:
+        if not (e.name or "tunix").startswith("tunix"):
+            raise
+        raise ModuleNotFoundError(
+            'register_advantage_estimator needs tunix (the [tunix] extra): run pip install '
+            '".[tunix]" in the zero-rewards checkout', name="tunix"
+        ) from None
 
     estimator = AdvantageEstimator(name, preset=preset, **overrides)
     function_registry.register_advantage_estimator(estimator.__name__)(estimator)

@@ -55,18 +55,16 @@ def _advantages(
     n, dev, std = _moments(r, m, ddof)
     single = n == 1
     if baseline == "leave_one_out":
-        # r_i minus the mean of the other kept rewards, as the sum of the differences
-        # r_i - r_j over the other kept j: equal rewards differ by exactly 0, where
-        # (S - r_i) / (n - 1) would leave the rounding of S
-        gap = torch.where(m[..., None, :], r[..., :, None] - r[..., None, :], zero).sum(-1)
-        adv = gap / (n - 1).clamp(min=1)
+        # r_i minus the mean of the other n - 1 kept rewards is n / (n - 1) (r_i - mean):
+        # O(G N) memory, from the corrected two-pass deviations
+        adv = dev * n / (n - 1).clamp(min=1)
     else:
         adv = dev
-    if singleton == "raw":  # verl: a lone sample keeps its reward (baseline 0, std 1)
-        adv = torch.where(single, r, adv)
-        std = torch.where(single, unit, std)  # 1 in the rewards' units
     if scale == "batch":
         _, _, std = _moments(r, m, ddof, dim=(-2, -1))
+    if singleton == "raw":  # verl: a lone sample keeps its reward (baseline 0, std 1)
+        adv = torch.where(single, r, adv)
+        std = torch.where(single, unit, std)  # 1 in the rewards' units, under any scale
     if scale != "none":
         adv = adv / (std + eps * unit)
     else:
@@ -122,11 +120,12 @@ def group_advantages(
 
     Masked entries get 0 and are left out of every mean, sum and std; groups whose
     kept rewards are all equal get exactly 0; a single-sample group gets 0, or
-    ``r / (1 + eps)`` with ``singleton="raw"`` (verl); with group scaling a group
-    of at most ``ddof`` samples gets 0.  ``baseline="leave_one_out"`` is RLOO
+    ``r / (1 + eps)`` with ``singleton="raw"`` (verl; its std is 1 under any
+    ``scale``); with group scaling a group of at most ``ddof`` samples gets 0.
+    ``baseline="leave_one_out"`` is RLOO
     (arXiv:2402.14740): ``b_gi = (S_g - r_gi) / (n_g - 1)`` over the ``n_g`` kept
-    rewards, computed as ``sum_j (r_gi - r_gj) / (n_g - 1)`` in float64 and rounded
-    once (the differences of identical rewards are exactly 0);
+    rewards, computed as ``n_g (r_gi - mean_g) / (n_g - 1)`` in float64 and rounded
+    once (O(G N) memory);
     ``ADVANTAGE_PRESETS["rloo"]`` is TRL's, Tunix's and verl's (``rloo_vectorized``;
     verl's ``rloo`` keeps a lone sample's reward: add ``singleton="raw"``) RLOO.  Non-finite kept
     rewards raise ValueError.  Half precision is computed in float32.

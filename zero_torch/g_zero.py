@@ -23,9 +23,10 @@ def hint_delta(
     dtype of ``base_logp`` and ``hinted_logp``; differentiable in ``base_logp``,
     ``hinted_logp``.
 
-    Differentiable in both log-prob tensors (masked positions get zero gradient);
-    an all-masked row (or ``T = 0``) returns 0.  Output dtype: promoted dtype of
-    the two inputs.
+    Differentiable in both log-prob tensors; a masked position is never read (it may
+    be NaN or -inf) and gets exactly zero gradient; an all-masked row (or ``T = 0``)
+    returns 0; a non-finite log-prob at a kept position raises ValueError.  Output
+    dtype: promoted dtype of the two inputs.
 
     >>> import torch, zero_torch
     >>> base = torch.tensor([[-1.0, -2.0, -9.0]]); hinted = torch.tensor([[-0.5, -1.0, 0.0]])
@@ -33,10 +34,13 @@ def hint_delta(
     [-0.75]
     """
     base, hinted, m = _c.arrays("hint_delta", base_logp, hinted_logp, mask)
-    _c.data_checks("hint_delta", base_logp=base, hinted_logp=hinted)
+    _c.data_checks("hint_delta", base_logp=base, hinted_logp=hinted, mask=m)
     dtype = torch.result_type(base, hinted)
     acc = _c.compute_dtype(dtype)  # half precision: the difference too, rounded once
-    return mean_kept(base.to(acc) - hinted.to(acc), m).to(dtype)
+    zero = torch.zeros((), dtype=acc, device=base.device)
+    # masked positions replaced before the difference: value and gradient never matter
+    diff = torch.where(m, base.to(acc), zero) - torch.where(m, hinted.to(acc), zero)
+    return mean_kept(diff, m).to(dtype)
 
 
 @torch.no_grad()
