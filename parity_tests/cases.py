@@ -64,6 +64,11 @@ def f64(x) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
 
 
+def box(answer: str) -> str:
+    """A model reply whose final answer is ``\\boxed{answer}``, after some reasoning."""
+    return f"<think>some work</think> so the answer is \\boxed{{{answer}}}."
+
+
 # Invalid data (the contract's rule, written here from its text): every output row
 # that reads an invalid entry is NaN (floats) or -1 (integers), a bool output keeps no
 # such entry, and valid rows come out as if the invalid ids matched no valid id; a

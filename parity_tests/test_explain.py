@@ -39,6 +39,7 @@ import numpy as np
 import pytest
 
 import zero_jax
+from parity_tests.cases import f64
 from zero_lab import LABS, PASS_PROB, get_lab
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -190,9 +191,6 @@ def check(vals, cid, expected):
     assert float(value) == pytest.approx(expected, rel=1e-12, abs=1e-12), (cid, value, expected)
     assert abs(float(text) - expected) <= 5e-4 + 1e-12, (cid, text, expected)
 
-
-def f64(x):
-    return np.asarray(x, dtype=np.float64)
 
 
 def i64(x):

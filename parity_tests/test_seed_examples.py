@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import zero_jax
+from parity_tests.cases import f64
 
 torch = pytest.importorskip("torch", reason="the reference twin needs torch")
 import zero_torch  # noqa: E402
@@ -21,9 +22,6 @@ BACKENDS = {
 def backend(request):
     return BACKENDS[request.param]
 
-
-def f64(x):
-    return np.asarray(x, dtype=np.float64)
 
 
 def test_107_uncertainty_peaks_at_half_and_is_zero_when_unanimous(backend):

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import zero_text as zt
+from parity_tests.cases import box
 
 # --------------------------------------------------------------------------- oracles
 
@@ -511,10 +512,6 @@ def test_extract_tag():
     assert zt.extract_tag("<hint>open only", "hint") is None
     with pytest.raises(ValueError, match="tag"):
         zt.extract_tag("x", "<q>")
-
-
-def box(ans: str) -> str:
-    return f"<think>work</think> the answer is \\boxed{{{ans}}}"
 
 
 def test_group_answers_first_seen_and_ties():

@@ -28,6 +28,7 @@ import pytest
 
 import zero_text as zt
 import zero_text._mathpool as mathpool
+from parity_tests.cases import box
 from zero_text._fastmath import (
     fast_equivalent,
     number_value,
@@ -41,10 +42,6 @@ math_verify = pytest.importorskip("math_verify", reason="math_verify backs equiv
 ROOT = Path(__file__).resolve().parents[1]
 TOWER = r"\dfrac{5^{\left(5^{\left(5^{\left(5^5\right)}\right)} - 4\right)} - 5}{16}"
 MARGIN = 1.5  # seconds allowed for a loaded machine on top of limit + normal time
-
-
-def box(answer: str) -> str:
-    return f"<think>some work</think> so the answer is \\boxed{{{answer}}}."
 
 
 def verify_naive(a: str, b: str) -> bool:

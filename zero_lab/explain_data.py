@@ -30,7 +30,6 @@ import jax
 import numpy as np
 
 import zero_jax
-from zero_lab.jax_backend import _x64
 
 __all__ = [
     "ALPHABET",
@@ -377,7 +376,7 @@ def _mm_grid(ax: dict[str, Axis]) -> dict[str, Any]:
 def build() -> dict[str, Any]:
     """Worked batches and control tables of the four sections (JSON-ready, float64)."""
     ax = axes()
-    with _x64():
+    with jax.enable_x64(True):
         return {
             "axes": {k: a.to_json() for k, a in ax.items()},
             "challenger": {"worked": _challenger_worked(), "grid": _challenger_grid(ax)},
