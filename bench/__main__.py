@@ -1,14 +1,14 @@
-"""``python -m bench``: the whole bench in one command (about 12 minutes on 2 cores).
+"""``python -m bench``: the whole bench in one command (about 8 minutes on 2 quiet cores).
 
-1. The size grid (``bench.grid``): every reward for each backend (``bench.worker``), each
-   backend in its own process; over ``--rounds`` rounds, per family, the backends take
-   turns in a rotating order; the machine's load average is recorded around every round.
-2. The logits reductions against one exp pass and a copy (``bench.logits``), in the
-   same rounds.
-3. ``python -m bench.step`` (the rewards inside a jitted GRPO step) and
+1. ``python -m bench.step`` (the rewards inside a jitted GRPO step) and
    ``python -m bench.bleu`` (BLEU clusters against the published loop), each in its own
    process.
-4. ``grid.json`` beside their JSON, and ``RESULTS.md`` generated from them
+2. The size grid (``bench.grid``): every reward in each backend (``bench.worker``), each
+   backend in its own process; over ``--rounds`` rounds, per family, the backends take
+   turns in a rotating order; the machine's load average is recorded around every round.
+   The logits reductions against one exp pass and a copy (``bench.logits``) in the same
+   rounds.
+3. ``grid.json`` beside their JSON, and ``RESULTS.md`` generated from them
    (``bench.report``).
 
   python -m bench                      # the full run, to a scratch directory
@@ -87,7 +87,7 @@ def run_grid(opts: argparse.Namespace, cases: list[grid.Case]) -> dict[str, Any]
                         continue
                     try:
                         res = pools[b].submit(worker.run, keys, opts.quick, opts.repeats,
-                                              opts.target_ms / 1e3).result()
+                                              opts.target_ms / 1e3, r > 0).result()
                     except BrokenProcessPool as e:  # a crashed worker: record, restart
                         pools[b] = pool(b)
                         res = [{"key": k, "error": f"worker died: {e}"} for k in keys]
@@ -103,13 +103,15 @@ def run_grid(opts: argparse.Namespace, cases: list[grid.Case]) -> dict[str, Any]
                       file=sys.stderr, flush=True)
             for key in logit_keys:
                 res = pools["jax"].submit(logits.compare, key, opts.quick, opts.repeats + 2,
-                                          opts.target_ms / 1e3).result()
+                                          opts.target_ms / 1e3, r > 0).result()
                 lk = "logits:" + key
                 samples.setdefault(lk, {"bytes": res["bytes"]})  # type: ignore[dict-item]
                 for name in ("call", "exp_pass", "copy"):
                     samples[lk].setdefault(name, []).extend(res[name]["samples"])
             rounds.append({"round": r + 1, "seconds": round(time.time() - t0, 1),
                            "loadavg_start": load0, "loadavg_end": load()})
+            if opts.max_minutes and time.time() - opts.t0 > 60 * opts.max_minutes:
+                break
     finally:
         for p in pools.values():
             p.shutdown(cancel_futures=True)
@@ -140,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", metavar="TEXT",
                     help="only the families whose name contains TEXT (no step, no BLEU)")
     ap.add_argument("--grid-only", action="store_true", help="skip bench.step and bench.bleu")
+    ap.add_argument("--max-minutes", type=float, help="start no grid round after this many "
+                    "minutes of the run (at least one round runs; the rounds done are recorded)")
     opts = ap.parse_args(argv)
     out = output.directory(opts, quick=opts.quick)
     opts.rounds = opts.rounds or (1 if opts.quick else 3)
@@ -150,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     cases = grid.cases(opts.quick, opts.only)
     if not cases:
         raise SystemExit(f"--only {opts.only} matches no family")
+    opts.t0 = time.time()
+    if not (opts.only or opts.grid_only):  # the separate commands first: they take known time
+        quick = ["--quick"] if opts.quick else []
+        for cmd in (["bench.step", *quick], ["bench.bleu", *(["--n", "48"] if quick else [])]):
+            print(f"python -m {' '.join(cmd)}", file=sys.stderr, flush=True)
+            subprocess.run([sys.executable, "-m", *cmd, "--out", str(out)], cwd=ROOT, check=True)
     t0, load0 = time.time(), load()
     result: dict[str, Any] = {"meta": {
         "command": "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -157,14 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         "rounds": opts.rounds, "repeats": opts.repeats, "target_ms": opts.target_ms,
         "backends": opts.backends.split(","), "machine": machine(), "loadavg_start": load0}}
     result.update(run_grid(opts, cases))
-    result["meta"].update(duration_s=round(time.time() - t0, 1), loadavg_end=load())
+    result["meta"].update(duration_s=round(time.time() - t0, 1), loadavg_end=load(),
+                          rounds=len(result["rounds"]))
     (out / "grid.json").write_text(json.dumps(report.rounded(result), indent=1) + "\n")
-    if not (opts.only or opts.grid_only):
-        quick = ["--quick"] if opts.quick else []
-        for cmd in (["bench.step", *quick], ["bench.bleu", *(["--n", "48"] if quick else [])]):
-            print(f"python -m {' '.join(cmd)}", file=sys.stderr, flush=True)
-            subprocess.run([sys.executable, "-m", *cmd, "--out", str(out)], cwd=ROOT, check=True)
-    print(f"wrote {report.write(out)} ({time.time() - t0:.0f} s)")
+    print(f"wrote {report.write(out)} ({time.time() - opts.t0:.0f} s)")
     return 0
 
 

@@ -85,7 +85,7 @@ def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.bleu", description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=1024, help="questions (the loop is quadratic)")
+    ap.add_argument("--n", type=int, default=512, help="questions (the loop is quadratic)")
     ap.add_argument("--threshold", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=5, help="calls of zero_text's side")
     output.add_arguments(ap, "bleu.json")

@@ -17,7 +17,7 @@ import numpy as np
 
 from zero_contracts import ADVANTAGE_PRESETS
 
-SIZES = (256, 4096, 65536, 1048576)
+SIZES = (256, 4096, 65536, 524288)
 QUICK_SIZES = (64,)
 LOGITS_SHAPE = (8, 1024, 32768)
 QUICK_LOGITS_SHAPE = (2, 16, 512)
@@ -112,11 +112,11 @@ def logits(shape: tuple[int, int, int], dtype: str) -> Builder:
     def build(rng: np.random.Generator, b: int) -> Args:
         _, t, v = shape
         pool = 2 * rng.standard_normal(2**20 + 17, np.float32)
-        x = np.resize(pool, b * t * v).reshape(b, t, v)
         if dtype == "bfloat16":
             import ml_dtypes
 
-            x = x.astype(ml_dtypes.bfloat16)
+            pool = pool.astype(ml_dtypes.bfloat16)
+        x = np.resize(pool, b * t * v).reshape(b, t, v)
         start = rng.integers(0, t // 10 + 1, size=(b, 1))
         length = (t * rng.uniform(0.7, 0.9, size=(b, 1))).astype(np.int64)
         pos = np.arange(t)

@@ -21,7 +21,8 @@ import numpy as np
 from bench import grid, worker
 
 
-def compare(key: str, quick: bool, repeats: int, target_s: float) -> dict[str, Any]:
+def compare(key: str, quick: bool, repeats: int, target_s: float,
+            warm: bool = False) -> dict[str, Any]:
     """Run in the ``jax`` worker: the three timings of the logits case ``key``."""
     import jax
     import jax.numpy as jnp
@@ -32,10 +33,11 @@ def compare(key: str, quick: bool, repeats: int, target_s: float) -> dict[str, A
     into.fill(0)  # touch the destination's pages before timing
     dx, dmask = jax.device_put(x), jax.device_put(mask)
     f = getattr(worker.LIB, case.fn)
-    exp_pass = jax.jit(lambda v: jnp.sum(jnp.exp(v.astype(jnp.float32)), axis=-1))
+    exp_pass = worker.COMPILED.setdefault("exp_pass", jax.jit(
+        lambda v: jnp.sum(jnp.exp(v.astype(jnp.float32)), axis=-1)))
     calls = {
         "call": lambda: jax.block_until_ready(f(dx, dmask)),
         "exp_pass": lambda: jax.block_until_ready(exp_pass(dx)),
         "copy": lambda: np.copyto(into, x),
     }
-    return {"key": key, "bytes": x.nbytes, **worker.measure(calls, repeats, target_s)}
+    return {"key": key, "bytes": x.nbytes, **worker.measure(calls, repeats, target_s, warm)}

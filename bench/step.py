@@ -43,7 +43,7 @@ class Config:
     T: int = 64
     hidden: int = 512
     vocab: int = 1024
-    steps: int = 15
+    steps: int = 8
     seed: int = 0
 
 
@@ -146,7 +146,7 @@ def one(f: dict[str, Any], name: str) -> tuple[float, float | None]:
 def measure(cfg: Config) -> dict[str, Any]:
     f = build(cfg)
     names = list(LABELS)
-    for name in names * 2:  # trace, compile, warm
+    for name in names:  # trace, compile
         one(f, name)
     steps: dict[str, list[float]] = {n: [] for n in names}
     host: dict[str, list[float]] = {n: [] for n in names}
@@ -170,7 +170,7 @@ def measure(cfg: Config) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.step", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a tiny configuration (seconds)")
-    ap.add_argument("--steps", type=int, help="timed steps per variant (default 15)")
+    ap.add_argument("--steps", type=int, help="timed steps per variant (default 8)")
     output.add_arguments(ap, "step.json")
     opts = ap.parse_args(argv)
     out = output.directory(opts, quick=opts.quick)

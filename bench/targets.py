@@ -43,8 +43,7 @@ def logits_rates(row: dict[str, Any]) -> dict[str, float]:
     return {n: row["bytes"] / row[n]["median_us"] / 1e3 for n in ("call", "exp_pass", "copy")}
 
 
-def evaluate(grid: dict[str, Any] | None, step: dict[str, Any] | None,
-             strings: dict[str, Any] | None) -> list[dict[str, Any]]:
+def evaluate(grid: dict[str, Any] | None, step: dict[str, Any] | None) -> list[dict[str, Any]]:
     grid = grid if grid and not grid["meta"]["quick"] else {}
     step = step if step and not step.get("quick") else {}
     out = []
@@ -75,8 +74,4 @@ def evaluate(grid: dict[str, Any] | None, step: dict[str, Any] | None,
                       "or of one jitted sum(exp) pass's where that pass is slower", "",
                       {"0.75": min(fracs) >= 0.75 if fracs else None},
                       {"range": [min(fracs), max(fracs)] if fracs else None}))
-    for name, t in ((strings or {}).get("targets") or {}).items():
-        if isinstance(t, dict) and not (strings or {}).get("quick"):
-            out.append(target(name, str(t.get("goal", "")), "", {name: t.get("met")},
-                              {"value": t.get("value")}))
     return out

@@ -73,14 +73,16 @@ def calls(case: grid.Case) -> dict[str, Callable[[], Any]]:
         out = {NAME: lambda: jax.block_until_ready(f(*a, **kwargs))}
         if NAME == "jax":
             where = [i for i, x in enumerate(a) if isinstance(x, jax.Array)]
+            rest = [None if i in where else x for i, x in enumerate(a)]
 
             def step(*xs: Any) -> Any:
-                full = list(a)
+                full = list(rest)
                 for i, x in zip(where, xs, strict=True):
                     full[i] = x
                 return f(*full, **kwargs)
 
-            jitted, xs = jax.jit(step), [a[i] for i in where]
+            # one jit per case for the whole run (a later round's first call is warm)
+            jitted, xs = COMPILED.setdefault(case.key, jax.jit(step)), [a[i] for i in where]
             out["jax_jit"] = lambda: jax.block_until_ready(jitted(*xs))
         return out
     if NAME.startswith("torch"):
@@ -101,20 +103,21 @@ def calls(case: grid.Case) -> dict[str, Callable[[], Any]]:
 
 
 def measure(
-    named: dict[str, Callable[[], Any]], repeats: int, target_s: float
+    named: dict[str, Callable[[], Any]], repeats: int, target_s: float, warm: bool = False
 ) -> dict[str, dict[str, Any]]:
-    """Each call's first call (trace, compile) and a warm one, then ``repeats`` loops of
-    about ``target_s`` each, the calls' loops interleaved in a rotating order; a sample is
-    a loop's time per call.  A call of :data:`SLOW_S` or more is timed once (its warm
-    call)."""
+    """Each call's first call (trace, compile) and a warm one (``warm``: the calls ran in
+    an earlier round, so the first call is the warm one), then ``repeats`` loops of about
+    ``target_s`` each, the calls' loops interleaved in a rotating order; a sample is a
+    loop's time per call.  A call of :data:`SLOW_S` or more is timed once (its warm call)."""
     out: dict[str, dict[str, Any]] = {}
     inner = {}
     for name, f in named.items():
         t0 = time.perf_counter()
         f()
         t1 = time.perf_counter()
-        f()
-        one = time.perf_counter() - t1
+        if not warm:
+            f()
+        one = time.perf_counter() - (t0 if warm else t1)
         out[name] = {"first_s": t1 - t0, "samples": [one] if one >= SLOW_S else []}
         inner[name] = max(1, min(100_000, int(target_s / max(one, 1e-7))))
     names = [n for n in named if not out[n]["samples"]]
@@ -132,13 +135,14 @@ def measure(
     return out
 
 
-def run(keys: list[str], quick: bool, repeats: int, target_s: float) -> list[dict[str, Any]]:
+def run(keys: list[str], quick: bool, repeats: int, target_s: float,
+        warm: bool = False) -> list[dict[str, Any]]:
     """Time the cases ``keys`` (of :func:`bench.grid.cases`) in this process's backend."""
     by_key = {c.key: c for c in grid.cases(quick)}
     results = []
     for key in keys:
         try:
-            results.append({"key": key, **measure(calls(by_key[key]), repeats, target_s)})
+            results.append({"key": key, **measure(calls(by_key[key]), repeats, target_s, warm)})
         except Exception as e:  # noqa: BLE001 - reported in the results, the run goes on
             traceback.print_exc()
             results.append({"key": key, "error": f"{type(e).__name__}: {str(e)[:200]}"})

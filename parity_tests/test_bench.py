@@ -84,7 +84,7 @@ def test_results_md_is_a_deterministic_function_of_the_json(run_dir):
     assert report.render(run_dir) == first
     # quick step results assess no target; the grid's do
     status = {t["name"]: t["status"] for t in targets.evaluate(
-        _grid(run_dir), json.loads((run_dir / "step.json").read_text()), None)}
+        _grid(run_dir), json.loads((run_dir / "step.json").read_text()))}
     assert status["rewards_under_0.1%_of_the_grpo_step"] == targets.NOT_MEASURED
     assert status["jax_5x_faster_than_torch_at_scale"] != targets.NOT_MEASURED
 
