@@ -73,6 +73,8 @@ def run_grid(opts: argparse.Namespace, cases: list[grid.Case]) -> dict[str, Any]
     errors: dict[str, dict[str, str]] = {}
     families = list(dict.fromkeys(c.family for c in cases))
     logit_keys = [c.key for c in cases if c.logits] if "jax" in backends else []
+    logit_samples: dict[str, dict[str, list[float]]] = {k: {} for k in logit_keys}
+    nbytes: dict[str, int] = {}
     rounds, versions = [], {}
     try:
         for b, p in pools.items():
@@ -102,12 +104,15 @@ def run_grid(opts: argparse.Namespace, cases: list[grid.Case]) -> dict[str, Any]
                 print(f"round {r + 1}/{opts.rounds} {fam} ({time.time() - t0:.0f} s)",
                       file=sys.stderr, flush=True)
             for key in logit_keys:
-                res = pools["jax"].submit(logits.compare, key, opts.quick, opts.repeats + 2,
-                                          opts.target_ms / 1e3, r > 0).result()
-                lk = "logits:" + key
-                samples.setdefault(lk, {"bytes": res["bytes"]})  # type: ignore[dict-item]
+                try:
+                    res = pools["jax"].submit(logits.compare, key, opts.quick, opts.repeats + 2,
+                                              opts.target_ms / 1e3, r > 0).result()
+                except BrokenProcessPool:  # recorded as a missing row
+                    pools["jax"] = pool("jax")
+                    continue
+                nbytes[key] = res["bytes"]
                 for name in ("call", "exp_pass", "copy"):
-                    samples[lk].setdefault(name, []).extend(res[name]["samples"])
+                    logit_samples[key].setdefault(name, []).extend(res[name]["samples"])
             rounds.append({"round": r + 1, "seconds": round(time.time() - t0, 1),
                            "loadavg_start": load0, "loadavg_end": load()})
             if opts.max_minutes and time.time() - opts.t0 > 60 * opts.max_minutes:
@@ -121,12 +126,8 @@ def run_grid(opts: argparse.Namespace, cases: list[grid.Case]) -> dict[str, Any]
         rows.append({"key": c.key, "family": c.family, "fn": c.fn, "B": c.B,
                      "backends": {n: stats(s, first[c.key][n]) for n, s in got.items()},
                      "errors": errors.get(c.key, {})})
-    logit_rows = []
-    for key in logit_keys:
-        got = samples["logits:" + key]
-        nbytes = got.pop("bytes")
-        logit_rows.append({"key": key, "bytes": nbytes,
-                           **{n: stats(s, 0.0) for n, s in got.items()}})  # type: ignore[arg-type]
+    logit_rows = [{"key": k, "bytes": nbytes[k], **{n: stats(s, 0.0) for n, s in got.items()}}
+                  for k, got in logit_samples.items() if got]
     return {"rows": rows, "logits": logit_rows, "rounds": rounds, "versions": versions}
 
 
