@@ -125,6 +125,22 @@ def logits(shape: tuple[int, int, int], dtype: str) -> Builder:
     return build
 
 
+def pseudo(rng: np.random.Generator, b: int) -> Args:
+    a = answers(rng, b, 8, 16)
+    return [a, a[:, 0].copy()], {}  # labels: one of the row's answers
+
+
+def vote_metrics(rng: np.random.Generator, b: int) -> Args:
+    a = answers(rng, b, 16, 16)
+    truth = np.where(rng.random(b) < 0.6, a[:, 0], rng.integers(0, 16, size=b))
+    return [a, truth, 16], {"trained": 8}  # the first 8 of 16 samples trained
+
+
+def pass_at_k(rng: np.random.Generator, b: int) -> Args:
+    rate = rng.choice(np.array([0, 0.05, 0.3, 0.9, 1], np.float32), size=(b, 1))
+    return [rng.random((b, 16), np.float32) < rate, 4], {}
+
+
 RLOO = dict(ADVANTAGE_PRESETS["rloo"])
 family("uncertainty_reward", "", lambda r, b: ([scores(r, b)], {}))
 family("challenger_rewards", "dense ids", lambda r, b: challenger(r, b, True))
@@ -132,8 +148,7 @@ family("challenger_rewards", "62-bit ids", lambda r, b: challenger(r, b, False))
 family("consensus", "K=8,n=16", lambda r, b: ([answers(r, b, 8, 16), 16], {}))
 family("consensus", "K=8,n=1M", lambda r, b: ([answers(r, b, 8, 10**6), 10**6], {}))
 family("curriculum_mask", "", lambda r, b: ([scores(r, b), 0.25, 0.75], {}))
-family("pseudo_rewards", "K=8", lambda r, b: (lambda a: ([a, a[:, 0].copy()], {}))(
-    answers(r, b, 8, 16)))
+family("pseudo_rewards", "K=8", pseudo)
 family("hint_delta", "T=512", hint, (256, 4096, 65536))
 family("proposer_rewards", "", proposer)
 family("coder_rewards", "", coder)
@@ -147,12 +162,8 @@ for _agg in ("sum_then_normalize", "normalize_then_sum"):
 for _fn in ("self_certainty", "token_entropy"):
     for _dt in ("float32", "bfloat16"):
         family(_fn, _dt, logits(LOGITS_SHAPE, _dt), (LOGITS_SHAPE[0],))
-family("pass_at_k", "K=16,k=4", lambda r, b: (
-    [r.random((b, 16), np.float32) < r.choice(np.array([0, 0.05, 0.3, 0.9, 1], np.float32),
-                                               size=(b, 1)), 4], {}))
-family("vote_metrics", "K=16,n=16", lambda r, b: (lambda a: (
-    [a, np.where(r.random(b) < 0.6, a[:, 0], r.integers(0, 16, size=b)), 16],
-    {"trained": 8}))(answers(r, b, 16, 16)))
+family("pass_at_k", "K=16,k=4", pass_at_k)
+family("vote_metrics", "K=16,n=16", vote_metrics)
 family("overlong_penalty", "max 4096,cache 512", lambda r, b: (
     [r.integers(0, 5120, size=b), 4096, 512], {}))
 family("informative_groups", "K=8", lambda r, b: ([binary(r, (b, 8))], {}))
