@@ -168,7 +168,8 @@ def render(d: Path) -> str:
                 f"linear head {c['hidden']} → {c['vocab']} over {c['T']} tokens, Adam; rewards "
                 "= consensus, pseudo-rewards, the band, group advantages; "
                 f"{c['steps']} interleaved steps per variant. For (a) the rewards' time is the "
-                "same rewards jitted alone (an upper bound of their cost inside the step).", "",
+                "same rewards jitted alone, timed right after each step (an upper bound of their "
+                "cost inside the step).", "",
                 "| variant | step ms (median) | step ms (min) | rewards µs | share |",
                 "|---|---:|---:|---:|---:|"]
         for v in step["variants"].values():

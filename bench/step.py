@@ -9,9 +9,10 @@ tokens per sample, log-probs at the sampled tokens, Adam from optax), with the r
   (b) by the torch twin on the host, the advantages then handed to the jitted update;
   (c) by NumPy on the host (the tests' oracle), then handed over, as Tunix and TRL do.
 
-The variants, the update alone and (a)'s rewards jitted alone run interleaved in one
-process (rotating order), each from the same initial policy, every step ending in
-``block_until_ready``; x64 off (JAX's default).  Writes ``step.json`` (``--out DIR``).
+The variants and the update alone run interleaved in one process (rotating order), each
+from the same initial policy, every step ending in ``block_until_ready``; (a)'s rewards
+jitted alone are timed right after every step (4 samples per step); x64 off (JAX's
+default).  Writes ``step.json`` (``--out DIR``).
 """
 
 from __future__ import annotations
@@ -150,12 +151,14 @@ def measure(cfg: Config) -> dict[str, Any]:
         one(f, name)
     steps: dict[str, list[float]] = {n: [] for n in names}
     host: dict[str, list[float]] = {n: [] for n in names}
+    heavy = names[:-1]  # (a)'s rewards alone are timed right after every step
     for i in range(cfg.steps):
-        for name in names[i % len(names):] + names[: i % len(names)]:
+        for name in heavy[i % len(heavy):] + heavy[: i % len(heavy)]:
             t, h = one(f, name)
             steps[name].append(t)
             if h is not None:
                 host[name].append(h)
+            steps["rewards_only"].append(one(f, "rewards_only")[0])
     med = {n: float(np.median(v)) * 1e6 for n, v in steps.items()}
     variants = {}
     for name in ("jax_in_step", "torch_host", "numpy_host"):
