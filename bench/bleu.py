@@ -1,30 +1,21 @@
-"""BLEU repetition clustering: ``zero_text.bleu_clusters`` against the published
-double loop (NLTK ``sentence_bleu`` for every pair + scikit-learn agglomerative
-clustering), side by side in one process, on the same generated questions.
-
-    python -m bench.bleu            # 2,048 questions (the published loop takes minutes)
-    python -m bench.bleu --n 256    # a quick look
-
-Both sides must give the same partition; the ratio of their median times is the
-claim.  Writes ``bleu.json`` to the scratch directory (``--out DIR``, or the committed
-``bench/results/`` with ``--update-committed``: :mod:`bench.output`); :func:`markdown`
-and :func:`headline` render its section of bench/RESULTS.md (:mod:`bench.separate`).
-"""
+"""``python -m bench.bleu``: BLEU repetition clustering, ``zero_text.bleu_clusters``
+against the published double loop (NLTK ``sentence_bleu`` for every pair, then
+scikit-learn's agglomerative clustering), in one process, on the same generated
+questions.  Both must give the same partition; the ratio of the times is the claim.
+Writes ``bleu.json`` (``--out DIR``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
+import os
 import random
 import statistics
-import sys
 import time
-from typing import Any
 
 import numpy as np
 
-from bench import extras, output
+from bench import output
 
 NAMES = ["Maya", "Tom", "Ana", "Li", "Omar", "Sara", "Ken", "Ivy"]
 ITEMS = ["notebooks", "pens", "apples", "tickets", "books", "cups", "shirts", "plants"]
@@ -92,95 +83,35 @@ def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
     return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
 
 
-def timed(fn, repeats: int) -> tuple[list[float], object]:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return times, out
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.bleu", description=" ".join(__doc__.split("\n\n")[0].split())
-    )
-    parser.add_argument("--n", type=int, default=2048, help="number of questions")
-    parser.add_argument("--threshold", type=float, default=0.5)
-    parser.add_argument("--repeats", type=int, default=5, help="repeats of zero_text's side")
-    output.add_arguments(parser, "bleu.json")
-    args = parser.parse_args(argv)
-    extras.require("python -m bench.bleu", {"nltk": "nltk", "sklearn": "scikit-learn"})
+    ap = argparse.ArgumentParser(prog="python -m bench.bleu", description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=512, help="questions (the loop is quadratic)")
+    ap.add_argument("--threshold", type=float, default=0.5)
+    ap.add_argument("--repeats", type=int, default=5, help="calls of zero_text's side")
+    output.add_arguments(ap, "bleu.json")
+    args = ap.parse_args(argv)
     out = output.directory(args)
     import zero_text
 
     texts = questions(args.n)
-    ours_times, (ids, _) = timed(
-        lambda: zero_text.bleu_clusters(texts, threshold=args.threshold), args.repeats
-    )
-    print(f"zero_text.bleu_clusters: median {statistics.median(ours_times):.3f} s", flush=True)
-    theirs_times, labels = timed(lambda: published(texts, args.threshold), 1)
-    print(f"published nltk loop + sklearn: {theirs_times[0]:.1f} s", flush=True)
-    result = {
-        "n": args.n,
-        "threshold": args.threshold,
-        "pairs": args.n * (args.n - 1) // 2,
-        "zero_text_seconds": ours_times,
-        "published_seconds": theirs_times,
-        "speedup": theirs_times[0] / statistics.median(ours_times),
-        "first_call_speedup": theirs_times[0] / ours_times[0],
-        "same_partition": same_partition(ids, labels),
-        "clusters": int(ids.max()) + 1,
-        "python": sys.version.split()[0],
-        "machine": platform.machine(),
-    }
-    path = out / "bleu.json"
-    path.write_text(json.dumps(result, indent=2))
-    print(f"wrote {path}")
-    for doc in output.finish(out):
-        print(f"wrote {doc}")
-    print(
-        f"n={args.n}: {result['clusters']} clusters, same partition: {result['same_partition']}, "
-        f"speed-up {result['speedup']:.0f}x (first call {result['first_call_speedup']:.0f}x)"
-    )
+    ours = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        ids, _ = zero_text.bleu_clusters(texts, threshold=args.threshold)
+        ours.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    labels = published(texts, args.threshold)
+    theirs = time.perf_counter() - t0
+    result = {"n": args.n, "threshold": args.threshold, "zero_text_seconds": ours,
+              "published_seconds": theirs, "speedup": theirs / statistics.median(ours),
+              "same_partition": same_partition(np.asarray(ids), labels),
+              "clusters": int(np.max(ids)) + 1,
+              "loadavg": [round(x, 2) for x in os.getloadavg()]}
+    (out / "bleu.json").write_text(json.dumps(result, indent=1) + "\n")
+    print(f"n={args.n}: {result['clusters']} clusters, same partition "
+          f"{result['same_partition']}, {result['speedup']:.0f}x faster")
+    output.finish(out)
     return 0 if result["same_partition"] else 1
-
-
-def headline(result: dict[str, Any]) -> list[str]:
-    from bench.tables import num as _num
-
-    return [
-        f"- BLEU repetition clustering (`python -m bench.bleu`, {_num(result['n'])} questions): "
-        f"`zero_text.bleu_clusters` **{_num(result['speedup'])}x** faster than the published "
-        "loop, "
-        + ("the same partition." if result.get("same_partition") else "**different partitions**.")
-    ]
-
-
-def markdown(result: dict[str, Any], results_dir: str = "results") -> str:
-    """The BLEU section of bench/RESULTS.md."""
-    from bench.tables import num as _num
-
-    zt = float(np.median(result["zero_text_seconds"]))
-    pub = float(np.median(result["published_seconds"]))
-    same = "the same partition" if result.get("same_partition") else "**different partitions**"
-    return "\n".join(
-        [
-            f"`python -m bench.bleu` clusters {_num(result['n'])} generated challenger questions "
-            "(templated word problems, some of them light edits of earlier ones) at BLEU "
-            f"threshold {_num(result['threshold'])} with `zero_text.bleu_clusters` and with the "
-            f"published code path (NLTK `sentence_bleu` for each of the {_num(result['pairs'])} "
-            "pairs, then scikit-learn's agglomerative clustering), in one process, and checks "
-            "that the partitions agree.",
-            "",
-            f"- `zero_text`: {_num(zt)} s (median of {len(result['zero_text_seconds'])} calls); "
-            f"published path: {_num(pub)} s (median of {len(result['published_seconds'])})",
-            f"- Speed-up **{_num(result['speedup'])}x** ({_num(result.get('first_call_speedup'))}x "
-            f"on the first, cold call); {same}, {_num(result['clusters'])} clusters",
-            f"- Python {result.get('python', '?')} on {result.get('machine', '?')}; raw numbers "
-            f"in `{results_dir}/bleu.json`",
-        ]
-    )
 
 
 if __name__ == "__main__":
