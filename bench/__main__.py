@@ -1,4 +1,4 @@
-"""``python -m bench``: the whole bench in one command (about 8 minutes on 2 quiet cores).
+"""``python -m bench``: the whole bench in one command (about 15 minutes on 2 quiet cores).
 
 1. ``python -m bench.step`` (the rewards inside a jitted GRPO step) and
    ``python -m bench.bleu`` (BLEU clusters against the published loop), each in its own
