@@ -300,8 +300,8 @@ def test_readme_section_runs_as_written(tmp_path):
     assert commands and all(c.startswith("python ") for c in commands)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for command in commands:
-        argv = [sys.executable, *shlex.split(command)[1:]]
-        argv = [a.replace("/tmp/", f"{tmp_path}/") for a in argv]
+        args = [a.replace("/tmp/", f"{tmp_path}/") for a in shlex.split(command)[1:]]
+        argv = [sys.executable, *args]  # the interpreter may itself live under /tmp
         done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
                               timeout=600)  # fmt: skip
         assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
