@@ -39,15 +39,15 @@ TIMEOUT = 300  # seconds for both children together (about 40 s on an idle machi
 WHOLE_BATCH = {"label_accuracy", "reward_accuracy", "majority_ratio", "maj"}
 
 
-def _run_children(tmp_path: Path) -> list[str]:
+def _run_two(argv: list[str], cwd: Path) -> list[str]:
+    """Run ``argv + [rank]`` ... as two processes (rank 0 and 1), each ended by its PID if
+    it outlives the bounded wait; return their logs after both exited with status 0."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}  # fmt: skip
-    init = tmp_path / "rendezvous"
     children = [
         subprocess.Popen(
-            [sys.executable, "-m", "parity_tests.trl_multiprocess_child", str(rank), str(init),
-             str(tmp_path)],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [sys.executable, *[str(rank) if a == "{rank}" else a for a in argv]],
+            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True,
         )
         for rank in range(2)
@@ -65,6 +65,12 @@ def _run_children(tmp_path: Path) -> list[str]:
     for proc, log in zip(children, logs, strict=False):
         assert proc.returncode == 0, log[-4000:]
     return logs
+
+
+def _run_children(tmp_path: Path) -> list[str]:
+    argv = ["-m", "parity_tests.trl_multiprocess_child", "{rank}", str(tmp_path / "rendezvous"),
+            str(tmp_path)]  # fmt: skip
+    return _run_two(argv, ROOT)
 
 
 def _records(path: Path) -> list[dict]:
@@ -146,28 +152,7 @@ def test_the_docs_multi_process_recipe_runs_as_written(tmp_path):
     (``python train.py RANK RENDEZVOUS``): both train and print the same first-step
     parse rate and reward, which TRL averaged over both processes."""
     (tmp_path / "train.py").write_text(_docs_block())
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
-           "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}  # fmt: skip
-    children = [
-        subprocess.Popen(
-            [sys.executable, "train.py", str(rank), str(tmp_path / "rendezvous")],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True,
-        )
-        for rank in range(2)
-    ]  # fmt: skip
-    logs = []
-    try:
-        for proc in children:
-            out, _ = proc.communicate(timeout=TIMEOUT)
-            logs.append(out)
-    finally:
-        for proc in children:  # only the processes this test started, by PID
-            if proc.poll() is None:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-    for proc, log in zip(children, logs, strict=False):
-        assert proc.returncode == 0, log[-4000:]
+    logs = _run_two(["train.py", "{rank}", str(tmp_path / "rendezvous")], tmp_path)
     last = [log.strip().splitlines()[-1].split() for log in logs]
     assert [words[0] for words in last] == ["0", "1"], logs
     assert last[0][1:] == last[1][1:] and last[0][1:3] == ["parse", "rate"], last
