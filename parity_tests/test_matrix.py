@@ -17,7 +17,7 @@ import pytest
 import zero_jax
 from zero_contracts import CONTRACTS
 
-from .tester import BUILDERS, RewardTester, configs
+from .tester import BUILDERS, RewardTester, axes, configs
 
 PROFILES = (os.environ.get("ZERO_MATRIX", ""), os.environ.get("HYPOTHESIS_PROFILE", ""))
 THOROUGH = "thorough" in PROFILES
@@ -34,6 +34,15 @@ def test_every_public_function_is_in_the_contract_table_and_the_tester():
         functions = {f.__name__ for f in exported if callable(f) and not isinstance(f, type)}
         assert functions == set(CONTRACTS), (package.__name__, functions ^ set(CONTRACTS))
     assert set(BUILDERS) == set(CONTRACTS), set(CONTRACTS) - set(BUILDERS)
+
+
+def test_the_ci_selection_runs_every_value_of_every_axis_and_every_x64_transform_pair():
+    for name in CONTRACTS:
+        chosen = configs(name)
+        for axis, values in axes(CONTRACTS[name]).items():
+            assert {getattr(c, axis) for c in chosen} == set(values), (name, axis)
+        pairs = {(c.x64, c.transform) for c in chosen}
+        assert len(pairs) == 2 * len(axes(CONTRACTS[name])["transform"]), (name, pairs)
 
 
 @pytest.mark.parametrize(("name", "cfg"), CASES, ids=[f"{n}-{c.label()}" for n, c in CASES])

@@ -4,6 +4,7 @@ packages, explicit ``__all__``, and imports that do not drag in the other framew
 from __future__ import annotations
 
 import inspect
+import re
 import subprocess
 import sys
 import textwrap
@@ -144,3 +145,16 @@ def test_ci_runs_exactly_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
     assert ci[-1] == command
     assert "&& ruff check . && mypy && pytest -q" in command
+
+
+def test_the_alone_step_runs_every_test_marked_alone():
+    """The second pytest step runs the `alone` tests on their files only (collecting
+    the whole suite again costs seconds); every module that marks a test `alone` must
+    be among them, or its tests would run in neither step."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    step = re.search(r"pytest -q -m alone ([^&]+)&&", readme)
+    assert step, "the README's test command runs `pytest -q -m alone <files>`"
+    listed = set(step.group(1).split())
+    marking = {f"parity_tests/{p.name}" for p in (ROOT / "parity_tests").glob("test_*.py")
+               if re.search(r"mark\.alone\b", p.read_text(encoding="utf-8"))}
+    assert listed == marking
