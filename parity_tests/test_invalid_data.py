@@ -16,6 +16,7 @@ rule's gate holds, some where it does not and nothing may change).  Then:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import zlib
 from typing import Any
@@ -61,18 +62,17 @@ def _methods(spec: Contract) -> tuple[str, ...]:
 
 
 CASES = [
-    (name, kind, target, x64, method, transform)
+    (name, kind, target, x64, method)
     for name, spec in CONTRACTS.items()
     for kind, target in rules(spec)
     for x64 in (True, False)
     for method in _methods(spec)
-    for transform in TRANSFORMS
 ]
 
 
 def _ids(case: tuple[Any, ...]) -> str:
-    name, kind, target, x64, method, transform = case
-    return f"{name}-{kind}:{target}-x64={'on' if x64 else 'off'}-{method}-{transform}"
+    name, kind, target, x64, method = case
+    return f"{name}-{kind}:{target}-x64={'on' if x64 else 'off'}-{method}"
 
 
 # ------------------------------------------------------------------- breaking data
@@ -160,25 +160,51 @@ def inputs(name: str, kind: str, target: str, x64: bool, method: str) -> tuple[d
 # ---------------------------------------------------------------------- running
 
 
-def run_jax(spec: Contract, arrays: dict, hypers: dict, transform: str, traced: set[str]):
-    """The public call on ``arrays`` (NumPy) with the hyper-parameters in ``traced``
-    passed as arguments of the user's jitted / vmapped function (so they are traced)."""
+def runner(spec: Contract, hypers: dict, transform: str, traced: set[str]):
+    """The public call under ``transform`` as a function of the arrays (NumPy), which
+    returns a thunk running it on them.  The hyper-parameters in ``traced`` are passed
+    as arguments of the user's jitted / vmapped function (so they are traced); the
+    others are its Python constants.  The jitted / vmapped function is built once, so
+    arrays of the same shapes and dtypes reuse one compilation (plain and checked)."""
     names = [a.name for a in spec.args]
-    if transform == "eager":
-        return lambda: call(zero_jax, spec, arrays, hypers)
-    device = {k: jnp.asarray(v) for k, v in arrays.items() if v is not None}
-    present = [n for n in names if n in device]
     hyper_names = sorted(traced)
 
-    def fn(*xs):
+    def fn(present, *xs):
         got = dict(zip(present + hyper_names, xs, strict=True))
         hs = {**hypers, **{h: got[h] for h in hyper_names}}
         return call(zero_jax, spec, {n: got.get(n) for n in names}, hs)
 
-    values = [device[n] for n in present] + [jnp.asarray(hypers[h]) for h in hyper_names]
-    if transform == "jit":
-        return lambda: jax.jit(fn)(*values)
-    return lambda: jax.vmap(fn)(*(jnp.stack([v, v]) for v in values))
+    transformed = {"jit": jax.jit, "vmap": jax.vmap}.get(transform)
+    compiled: dict[tuple[str, ...], Any] = {}
+
+    def on(arrays: dict):
+        if transform == "eager":
+            return lambda: call(zero_jax, spec, arrays, hypers)
+        present = [n for n in names if arrays.get(n) is not None]
+        if transform == "vmap":  # two stacked copies (the arrays stacked on the host)
+            values = [jnp.asarray(np.stack([arrays[n]] * 2)) for n in present]
+            values += [jnp.stack([jnp.asarray(hypers[h])] * 2) for h in hyper_names]
+        else:
+            values = [jnp.asarray(arrays[n]) for n in present]
+            values += [jnp.asarray(hypers[h]) for h in hyper_names]
+        key = tuple(present)
+        if key not in compiled:
+            compiled[key] = transformed(functools.partial(fn, present))
+        f = compiled[key]
+        return lambda: f(*values)
+
+    return on
+
+
+def _outputs(run, transform: str) -> list[np.ndarray]:
+    """The outputs of a thunk as NumPy arrays; of a vmapped one, the first copy once
+    the two copies are checked to agree exactly (poison included)."""
+    got = [np.asarray(o) for o in as_tuple(run())]
+    if transform == "vmap":
+        for o in got:
+            np.testing.assert_array_equal(o[0], o[1])
+        got = [np.asarray(o[0]) for o in got]  # a 0-d output stays an array
+    return got
 
 
 def torch_message(name: str, arrays: dict, hypers: dict) -> str:
@@ -187,39 +213,38 @@ def torch_message(name: str, arrays: dict, hypers: dict) -> str:
     return str(err.value)
 
 
-@pytest.mark.parametrize(("name", "kind", "target", "x64", "method", "transform"), CASES,
+@pytest.mark.parametrize(("name", "kind", "target", "x64", "method"), CASES,
                          ids=[_ids(c) for c in CASES])
 def test_invalid_data_poisons_the_plain_path_and_raises_under_checked(
-    name, kind, target, x64, method, transform
+    name, kind, target, x64, method
 ):
+    """One broken draw, eager / jit / vmap in turn (the transforms share the draw, the
+    torch message and the oracle)."""
     spec = CONTRACTS[name]
     arrays, hypers = inputs(name, kind, target, x64, method)
     message = torch_message(name, arrays, hypers)
+    want = expected_values(spec, arrays, hypers)
+    assert any(_poisoned(w) for w in want), "the broken entries must poison a row"
     traced = {target} if kind == "hyper" else set()
     if kind == "order":
         order = next(o for o in spec.constraints if o.low == target)
         traced = {order.low, order.high}
-    with jax.enable_x64(x64):
-        if traced and transform == "eager":  # a Python value: both twins raise at once
+    for transform in TRANSFORMS:
+        where = f"zero_jax.{name}[{kind}:{target}, {transform}]"
+        with jax.enable_x64(x64):
+            if traced and transform == "eager":  # a Python value: both twins raise at once
+                with pytest.raises(ValueError) as err:
+                    call(zero_jax, spec, arrays, hypers)
+                assert str(err.value) == message, where
+                continue
+            run = runner(spec, hypers, transform, traced)(arrays)
+            got = _outputs(run, transform)
+            dtypes = expected_jax_dtypes(spec, arrays, x64)
             with pytest.raises(ValueError) as err:
-                call(zero_jax, spec, arrays, hypers)
-            assert str(err.value) == message
-            return
-        run = run_jax(spec, arrays, hypers, transform, traced)
-        got = [np.asarray(o) for o in as_tuple(run())]
-        if transform == "vmap":  # the two stacked copies agree, poison included
-            for o in got:
-                np.testing.assert_array_equal(o[0], o[1])
-            got = [np.asarray(o[0]) for o in got]  # a 0-d output stays an array
-        dtypes = expected_jax_dtypes(spec, arrays, x64)
-        with pytest.raises(ValueError) as err:
-            jax.block_until_ready(zero_jax.checked(run)())
-        assert str(err.value) == message
-    want = expected_values(spec, arrays, hypers)
-    assert any(_poisoned(w) for w in want), "the broken entries must poison a row"
-    where = f"zero_jax.{name}[{kind}:{target}, {transform}]"
-    for i, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
-        compare(g, w, dt, f"{where} output {i}", tolerance_scale(spec, arrays))
+                jax.block_until_ready(zero_jax.checked(run)())
+            assert str(err.value) == message, where
+        for i, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
+            compare(g, w, dt, f"{where} output {i}", tolerance_scale(spec, arrays))
 
 
 def _poisoned(w: np.ndarray) -> bool:
@@ -304,13 +329,13 @@ def masked_args(spec: Contract) -> list[str]:
     return [a.name for a in spec.args if a.where and a.kind in ("float", "real")]
 
 
+VALUES = ("nan", "inf", "-inf")
+
 MASKED_CASES = [
-    (name, target, value, x64, transform)
+    (name, target, x64)
     for name, spec in CONTRACTS.items()
     for target in masked_args(spec)
-    for value in ("nan", "inf", "-inf")
     for x64 in (True, False)
-    for transform in TRANSFORMS
 ]
 
 
@@ -349,66 +374,75 @@ def _fill(arrays: dict, target: str, dropped: np.ndarray, value: str) -> dict:
     return dirty
 
 
-@pytest.mark.parametrize(("name", "target", "value", "x64", "transform"), MASKED_CASES,
-                         ids=[f"{c[0]}-{c[1]}={c[2]}-x64={'on' if c[3] else 'off'}-{c[4]}"
+@pytest.mark.parametrize(("name", "target", "x64"), MASKED_CASES,
+                         ids=[f"{c[0]}-{c[1]}-x64={'on' if c[2] else 'off'}"
                               for c in MASKED_CASES])
-def test_a_non_finite_value_at_a_masked_position_never_matters(name, target, value, x64,
-                                                               transform):
+def test_a_non_finite_value_at_a_masked_position_never_matters(name, target, x64):
     """A mask is a promise: NaN, +inf or -inf at every position it drops changes no
-    output (plain, under ``checked``, in zero_torch), raises nothing, and leaves the
-    gradient finite, equal to the clean one and exactly 0 there."""
+    output (plain eager / jit / vmap, under ``checked``, in zero_torch), raises nothing,
+    and leaves the gradient finite, equal to the clean one and exactly 0 there.
+
+    Each value in turn against the clean draw's results, computed once per transform
+    (one compilation serves the clean and the three dirty calls)."""
     spec = CONTRACTS[name]
     clean, hypers, info = masked_inputs(name, target, x64)
     dropped = info["dropped"]
-    dirty = _fill(clean, target, dropped, value)
+    dirty = {value: _fill(clean, target, dropped, value) for value in VALUES}
     # the oracle keeps the promise too
-    for w, c in zip(expected_values(spec, dirty, hypers), expected_values(spec, clean, hypers),
-                    strict=True):
-        np.testing.assert_array_equal(w, c)
+    oracle = expected_values(spec, clean, hypers)
+    for value, arrays in dirty.items():
+        for w, c in zip(expected_values(spec, arrays, hypers), oracle, strict=True):
+            np.testing.assert_array_equal(w, c, err_msg=f"oracle: {target}={value} masked")
+    differentiable = target in spec.differentiable_in
     with jax.enable_x64(x64):
-        want = [np.asarray(o) for o in as_tuple(run_jax(spec, clean, hypers, transform, set())())]
-        run = run_jax(spec, dirty, hypers, transform, set())
-        got = [np.asarray(o) for o in as_tuple(run())]
-        checked = [np.asarray(o) for o in as_tuple(zero_jax.checked(run)())]
-        for g, c, w in zip(got, checked, want, strict=True):
-            np.testing.assert_array_equal(g, w, err_msg=f"{name}: {target}={value} masked")
-            np.testing.assert_array_equal(c, w, err_msg=f"{name}: checked, {target}={value}")
-        if target in spec.differentiable_in:
-            _check_jax_gradient(spec, clean, dirty, hypers, target, dropped)
+        for transform in TRANSFORMS:
+            on = runner(spec, hypers, transform, set())
+            want = [np.asarray(o) for o in as_tuple(on(clean)())]
+            for value, arrays in dirty.items():
+                run = on(arrays)
+                got = [np.asarray(o) for o in as_tuple(run())]
+                checked = [np.asarray(o) for o in as_tuple(zero_jax.checked(run)())]
+                where = f"{name} ({transform}): {target}={value} masked"
+                for g, c, w in zip(got, checked, want, strict=True):
+                    np.testing.assert_array_equal(g, w, err_msg=where)
+                    np.testing.assert_array_equal(c, w, err_msg=f"checked, {where}")
+        if differentiable:
+            grad = _jax_gradient(spec, clean, hypers, target)
+            for value, arrays in dirty.items():
+                _check_gradient(_jax_gradient(spec, arrays, hypers, target), grad, dropped,
+                                f"{name} ({value} masked)", target)
     t_want = run_torch(zero_torch, spec, clean, hypers)
-    t_got = run_torch(zero_torch, spec, dirty, hypers)
-    for g, w in zip(t_got, t_want, strict=True):
-        np.testing.assert_array_equal(g, w, err_msg=f"zero_torch.{name}: {target}={value}")
-    if target in spec.differentiable_in:
-        _check_torch_gradient(spec, clean, dirty, hypers, target, dropped)
+    t_grad = _torch_gradient(spec, clean, hypers, target) if differentiable else None
+    for value, arrays in dirty.items():
+        t_got = run_torch(zero_torch, spec, arrays, hypers)
+        for g, w in zip(t_got, t_want, strict=True):
+            np.testing.assert_array_equal(g, w, err_msg=f"zero_torch.{name}: {target}={value}")
+        if t_grad is not None:
+            _check_gradient(_torch_gradient(spec, arrays, hypers, target), t_grad, dropped,
+                            f"zero_torch.{name} ({value} masked)", target)
 
 
-def _check_jax_gradient(spec, clean, dirty, hypers, target, dropped):
-    def grad_of(arrays):
-        def loss(x):
-            return jnp.sum(call(zero_jax, spec, {**arrays, target: x}, hypers).astype(jnp.float32))
+def _jax_gradient(spec, arrays, hypers, target):
+    def loss(x):
+        return jnp.sum(call(zero_jax, spec, {**arrays, target: x}, hypers).astype(jnp.float32))
 
-        return np.asarray(jax.grad(loss)(jnp.asarray(arrays[target]))).astype(np.float64)
-
-    g, want = grad_of(dirty), grad_of(clean)
-    assert np.all(np.isfinite(g)), f"{spec.name}: non-finite gradient of {target}"
-    assert np.all(g[dropped] == 0), f"{spec.name}: gradient at a masked {target}"
-    np.testing.assert_array_equal(g, want)
+    return np.asarray(jax.grad(loss)(jnp.asarray(arrays[target]))).astype(np.float64)
 
 
-def _check_torch_gradient(spec, clean, dirty, hypers, target, dropped):
+def _torch_gradient(spec, arrays, hypers, target):
     from .tester import to_torch
 
-    def grad_of(arrays):
-        t = {k: (None if v is None else to_torch(v)) for k, v in arrays.items()}
-        t[target] = t[target].clone().requires_grad_(True)
-        call(zero_torch, spec, t, hypers).float().sum().backward()
-        return t[target].grad.float().numpy().astype(np.float64)
+    t = {k: (None if v is None else to_torch(v)) for k, v in arrays.items()}
+    t[target] = t[target].clone().requires_grad_(True)
+    call(zero_torch, spec, t, hypers).float().sum().backward()
+    return t[target].grad.float().numpy().astype(np.float64)
 
-    g, want = grad_of(dirty), grad_of(clean)
-    assert np.all(np.isfinite(g)), f"zero_torch.{spec.name}: non-finite gradient of {target}"
-    assert np.all(g[dropped] == 0), f"zero_torch.{spec.name}: gradient at a masked {target}"
-    np.testing.assert_array_equal(g, want)
+
+def _check_gradient(g, want, dropped, who, target):
+    """The gradient on dirty data: finite, 0 at the dropped entries, the clean one."""
+    assert np.all(np.isfinite(g)), f"{who}: non-finite gradient of {target}"
+    assert np.all(g[dropped] == 0), f"{who}: gradient at a masked {target}"
+    np.testing.assert_array_equal(g, want, err_msg=f"{who}: gradient of {target}")
 
 
 def test_every_masked_argument_is_on_the_masked_axis():
