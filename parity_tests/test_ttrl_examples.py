@@ -232,13 +232,17 @@ def test_help_lists_the_arms_and_fresh_seeds_are_refused(stack):
 def test_both_stacks_run_every_arm(tmp_path):
     pytest.importorskip("tunix", reason="needs the [tunix] extra (CI installs it)")
     pytest.importorskip("trl", reason="needs the [trl] extra (CI installs it)")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # one thread each, as the workers of --jobs: two runs side by side on CI's two cores,
+    # where a second torch / XLA thread only spins against the other run
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **tc.ONE_THREAD}
     # the TRL run also takes its two seeds in two worker processes (--jobs 2)
     seeds = {"tunix": ["1"], "trl": ["1", "2", "--jobs", "2"]}
+    # both warm-start phases as long as the smoke's noisy one: Tunix compiles one scan, not two
+    smaller = ["--clean-steps", str(tc.SMOKE_CHANGES["noisy_steps"])]
     procs = {
         stack: subprocess.Popen(
-            [sys.executable, str(HERE / f"{stack}_ttrl.py"), "--smoke", "--seeds", *seeds[stack],
-             "--json", str(tmp_path / f"{stack}.json")],
+            [sys.executable, str(HERE / f"{stack}_ttrl.py"), "--smoke", *smaller, "--seeds",
+             *seeds[stack], "--json", str(tmp_path / f"{stack}.json")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
         )  # fmt: skip
         for stack in ("tunix", "trl")  # both at once: each is mostly start-up and compiling
