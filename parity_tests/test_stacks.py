@@ -1070,7 +1070,10 @@ def test_stack_modules_do_not_import_the_stacks_and_the_library_not_them():
 def test_examples_train_a_few_steps(tmp_path):
     pytest.importorskip("tunix", reason="needs the [tunix] extra (CI installs it)")
     pytest.importorskip("trl", reason="needs the [trl] extra (CI installs it)")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # one thread each: the two runs share CI's two cores, where a second torch / XLA
+    # thread only spins against the other run
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"}
     procs = {}
     for name in ("tunix_grpo", "trl_grpo"):  # both at once: each is mostly start-up time
         procs[name] = subprocess.Popen(
