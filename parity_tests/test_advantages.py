@@ -164,8 +164,8 @@ def test_large_narrow_batches_agree_with_torch(scale):
         j = np.asarray(zero_jax.group_advantages(r, mask, **kw))
         t = zero_torch.group_advantages(torch.tensor(r), torch.tensor(mask), **kw).numpy()
         np.testing.assert_allclose(j, t, rtol=1e-12, atol=1e-12)
-        rows = np.asarray(zero_jax.group_advantages(r[:1000], mask[:1000], **kw))
         if scale != "batch":  # batch std differs between a slice and the whole batch
+            rows = np.asarray(zero_jax.group_advantages(r[:1000], mask[:1000], **kw))
             np.testing.assert_allclose(j[:1000], rows, rtol=1e-12, atol=1e-12)
 
 
