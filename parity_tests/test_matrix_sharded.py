@@ -2,23 +2,33 @@
 device count is fixed at start-up), on explicit and auto meshes: every public
 function, every voting method, x64 on and off, against the NumPy oracle; then every
 reproducer of the call-path issue inside a jit under an Auto, an Explicit and again
-an Auto mesh (the same hyper-parameter values under both kinds)."""
+an Auto mesh (the same hyper-parameter values under both kinds).
+
+XLA's compile is most of this test's time: the matrix's calls with one x64 setting on
+one kind of mesh (every function, configuration and placement) run inside one jit,
+each call's outputs checked on their own, and the inner-axes cases of one mesh inside
+one jit (4 compiles where there were 280 and 36)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 SCRIPT = textwrap.dedent(
     """
-    import dataclasses, itertools, jax
+    import jax
     assert len(jax.devices()) == 8, jax.devices()
     from zero_contracts import CONTRACTS
-    from parity_tests.tester import RewardTester, configs
-    done = 0
+    from parity_tests.tester import configs
+    from parity_tests.test_matrix_sharded import check_sharded
+    cases = []
     for name in CONTRACTS:
         seen = set()
         for cfg in configs(name):
@@ -28,10 +38,8 @@ SCRIPT = textwrap.dedent(
             if key in seen:
                 continue
             seen.add(key)
-            for kind in ("sharded_explicit", "sharded_auto", "sharded_explicit_even",
-                         "sharded_explicit_odd", "sharded_explicit_last"):
-                RewardTester(name).check_jax(dataclasses.replace(cfg, transform=kind))
-                done += 1
+            cases.append((name, cfg))
+    done = check_sharded(cases)
     from jax.sharding import AxisType
     from parity_tests import reproducers
     meshes = [jax.make_mesh((4,), ("batch",), axis_types=(kind,), devices=jax.devices()[:4])
@@ -42,6 +50,107 @@ SCRIPT = textwrap.dedent(
     print("sharded-cases", done)
     """
 )
+
+#: tester.run_jax's sharded placements: every argument's batch axis (Auto and Explicit
+#: meshes), the even or the odd arguments' (one call mixes shardings), the last axis
+PLACEMENTS = ("auto", "explicit", "explicit_even", "explicit_odd", "explicit_last")
+
+
+def check_sharded(cases: list[tuple[str, Any]]) -> int:
+    """``RewardTester(name).check_jax`` of each ``(name, cfg)`` under every
+    ``sharded_<placement>`` transform; the number of checks.  The calls with one x64
+    setting on one kind of mesh run inside one jit (placements as in
+    ``tester.run_jax``), each call's outputs checked on their own; a case that must
+    raise runs apart."""
+    import jax
+
+    from . import tester
+
+    jobs: dict[tuple[bool, str], list[tuple[Any, Any, dict, dict]]] = {}
+    done = 0
+    for name, cfg in cases:
+        check = tester.RewardTester(name)
+        cfgs = [dataclasses.replace(cfg, transform=f"sharded_{p}") for p in PLACEMENTS]
+        inputs = [check.inputs(c) for c in cfgs]
+        arrays, hypers = inputs[0]
+        with jax.enable_x64(cfg.x64):
+            error = tester.jax_error(check.contract, arrays, hypers, cfg.x64)
+        if error is not None or any(_bits(i) != _bits(inputs[0]) for i in inputs[1:]):
+            for c in cfgs:  # an error to raise, or inputs built for one placement
+                check.check_jax(c)
+        else:
+            for c in cfgs:
+                kind = "auto" if c.transform == "sharded_auto" else "explicit"
+                jobs.setdefault((cfg.x64, kind), []).append((check, c, arrays, hypers))
+        done += len(cfgs)
+    for (x64, kind), todo in jobs.items():
+        with jax.enable_x64(x64):
+            results = _run_on_one_mesh(kind, todo)
+            dtypes = [tester.expected_jax_dtypes(check.contract, arrays, x64)
+                      for check, _, arrays, _ in todo]
+        for (check, c, arrays, hypers), outs, dts in zip(todo, results, dtypes, strict=True):
+            want = tester.expected_values(check.contract, arrays, hypers)
+            scale = tester.tolerance_scale(check.contract, arrays, hypers)
+            where = f"zero_jax.{check.contract.name}[{c.label()}]"
+            for i, (g, w, dt) in enumerate(zip(outs, want, dts, strict=True)):
+                tester.compare(np.asarray(g), w, dt, f"{where} output {i}", scale)
+    return done
+
+
+def _run_on_one_mesh(kind: str, todo: list[tuple[Any, Any, dict, dict]]) -> list[tuple]:
+    """Every job's function on its arguments placed on one 8-device mesh of ``kind``
+    (``tester.run_jax``'s placements), all inside one jit."""
+    import jax
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec
+
+    import zero_jax
+
+    from . import tester
+
+    ndev = len(jax.devices())
+    mesh = jax.make_mesh((ndev,), ("batch",), axis_types=(
+        AxisType.Auto if kind == "auto" else AxisType.Explicit,))
+
+    def place(check: Any, cfg: Any, arrays: dict) -> list[Any]:
+        contract, mode = check.contract, cfg.transform.removeprefix("sharded_")
+        names = [a.name for a in contract.args]
+        batch = contract.args[0].shape[0] if contract.args[0].shape else None
+        out = []
+        for n in names:
+            if arrays.get(n) is None:
+                continue
+            x, shape = np.asarray(arrays[n]), contract.arg(n).shape
+            if mode == "explicit_last":
+                last = x.ndim >= 2 and x.shape[-1] % ndev == 0
+                spec = PartitionSpec(*((None,) * (x.ndim - 1) + ("batch",) if last else ()))
+            else:
+                on_batch = shape is None or (len(shape) > 0 and shape[0] == batch)
+                if mode in ("explicit_even", "explicit_odd"):
+                    on_batch = on_batch and names.index(n) % 2 == (mode == "explicit_odd")
+                spec = PartitionSpec("batch") if on_batch else PartitionSpec()
+            out.append(jax.device_put(x, NamedSharding(mesh, spec)))  # no compile, unlike
+            # a JAX array's
+        return out
+
+    def every_call(placed: list[list[Any]]) -> list[tuple]:
+        outs = []
+        for (check, _, arrays, hypers), xs in zip(todo, placed, strict=True):
+            got = iter(xs)
+            args = {a.name: None if arrays.get(a.name) is None else next(got)
+                    for a in check.contract.args}
+            outs.append(tester.as_tuple(tester.call(zero_jax, check.contract, args, hypers)))
+        return outs
+
+    placed = [place(check, cfg, arrays) for check, cfg, arrays, _ in todo]
+    with jax.set_mesh(mesh):
+        return jax.jit(every_call)(placed)
+
+
+def _bits(inputs: tuple[dict, dict]) -> tuple:
+    """Hyper-parameters and arrays, bit for bit."""
+    arrays, hypers = inputs
+    return hypers, {k: None if x is None else (x.dtype, x.shape, x.tobytes())
+                    for k, x in arrays.items()}
 
 
 def _on_eight_devices(script: str, timeout: float) -> str:
@@ -90,40 +199,47 @@ INNER = textwrap.dedent(
             :, None, None, None].astype(np.float32)
         lmask = rng.random((2, 8, 4)) < 0.8
         certainty = np.stack([np.asarray(zj.self_certainty(logits[g], lmask[g])) for g in (0, 1)])
+        methods = ("segment_sum", "pairwise", "one_hot", "auto")
+
+        def inner(ids, r, answers, m, logits, lmask):  # every jitted case: one compile
+            return (jax.vmap(zj.cluster_sizes)(ids),
+                    zj.group_advantages(r, **zj.ADVANTAGE_PRESETS["rloo"]),
+                    [zj.consensus(answers, 3, method=method) for method in methods],
+                    zj.vote_metrics(answers, truth, 3, trained=3),
+                    zj.group_advantages(r4, m, **rloo_batch),
+                    jax.vmap(zj.self_certainty)(logits, lmask))
+
         for kind in (AxisType.Explicit, AxisType.Auto):
             mesh = jax.make_mesh((4,), ("a",), axis_types=(kind,), devices=jax.devices()[:4])
             with jax.set_mesh(mesh):
                 put = lambda x, *spec: jax.device_put(x, NamedSharding(mesh, P(*spec)))
-                # a vmap over groups sharded on the mesh, hashed cluster sizes inside
-                got = jax.jit(jax.vmap(zj.cluster_sizes))(put(ids, "a"))
-                assert np.array_equal(np.asarray(got), sizes), (x64, kind)
+                # inside one jit:
+                # - a vmap over groups sharded on the mesh, hashed cluster sizes inside
+                # - a group's samples split over the devices: the leave-one-out baseline
+                # - a row's K answers split over the devices, by every voting method,
+                #   and the first 3 of them voted again (3 does not divide over 4 devices)
+                # - the mask sharded, the rewards as the host gave them (float32 RLOO's
+                #   two-sum scan, with a batch-wide scale)
+                # - a vmap over groups whose rows (not the vmapped axis) are sharded
+                got_sizes, got_loo, votes, metrics, adv, cert = jax.jit(inner)(
+                    put(ids, "a"), put(r, None, "a"), put(answers, None, "a"), put(m4, "a"),
+                    put(logits, None, "a"), put(lmask, None, "a"))
+                assert np.array_equal(np.asarray(got_sizes), sizes), (x64, kind)
+                np.testing.assert_allclose(np.asarray(got_loo), loo, rtol=1e-6, atol=1e-6)
+                for method, (labels, share) in zip(methods, votes, strict=True):
+                    assert np.array_equal(np.asarray(labels), counts.argmax(1)), (x64, kind,
+                                                                                 method)
+                    np.testing.assert_allclose(np.asarray(share), counts.max(1) / K)
+                assert [float(x) for x in metrics] == [float(x) for x in unsharded[1]], (
+                    x64, kind)
+                np.testing.assert_allclose(np.asarray(adv), np.asarray(unsharded[0]), rtol=1e-6,
+                                           atol=1e-6)  # a batch-wide sum, in another order
+                np.testing.assert_allclose(np.asarray(cert), certainty, rtol=1e-6)
+                # an eager vmap over groups sharded on the mesh
                 got = jax.vmap(lambda p, i, v: zj.challenger_rewards(p, i, v, 0.5))(
                     put(p, "a"), put(ids, "a"), put(valid, "a"))
                 want = np.maximum(0, 1 - 0.5 * sizes / B)
                 np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
-                # a group's samples split over the devices: the leave-one-out baseline
-                got = jax.jit(lambda r: zj.group_advantages(r, **zj.ADVANTAGE_PRESETS["rloo"]))(
-                    put(r, None, "a"))
-                np.testing.assert_allclose(np.asarray(got), loo, rtol=1e-6, atol=1e-6)
-                # a row's K answers split over the devices, by every voting method
-                for method in ("segment_sum", "pairwise", "one_hot", "auto"):
-                    labels, share = jax.jit(lambda a: zj.consensus(a, 3, method=method))(
-                        put(answers, None, "a"))
-                    assert np.array_equal(np.asarray(labels), counts.argmax(1)), (x64, kind)
-                    np.testing.assert_allclose(np.asarray(share), counts.max(1) / K)
-                # ... and the first 3 of them voted again (3 does not divide over 4 devices)
-                got = jax.jit(lambda a: zj.vote_metrics(a, truth, 3, trained=3))(
-                    put(answers, None, "a"))
-                assert [float(x) for x in got] == [float(x) for x in unsharded[1]], (x64, kind)
-                # the mask sharded, the rewards as the host gave them (float32 RLOO's
-                # two-sum scan, with a batch-wide scale)
-                got = jax.jit(lambda m: zj.group_advantages(r4, m, **rloo_batch))(put(m4, "a"))
-                np.testing.assert_allclose(np.asarray(got), np.asarray(unsharded[0]), rtol=1e-6,
-                                           atol=1e-6)  # a batch-wide sum, in another order
-                # a vmap over groups whose rows (not the vmapped axis) are sharded
-                got = jax.jit(jax.vmap(zj.self_certainty))(
-                    put(logits, None, "a"), put(lmask, None, "a"))
-                np.testing.assert_allclose(np.asarray(got), certainty, rtol=1e-6)
                 done += 1
     print("inner-cases", done)
     """
