@@ -26,19 +26,8 @@ SCRIPT = textwrap.dedent(
     import jax
     assert len(jax.devices()) == 8, jax.devices()
     from zero_contracts import CONTRACTS
-    from parity_tests.tester import configs
-    from parity_tests.test_matrix_sharded import check_sharded
-    cases = []
-    for name in CONTRACTS:
-        seen = set()
-        for cfg in configs(name):
-            if cfg.batch not in (128, 4096) or cfg.transform != "eager":
-                continue
-            key = (cfg.x64, cfg.method)
-            if key in seen:
-                continue
-            seen.add(key)
-            cases.append((name, cfg))
+    from parity_tests.test_matrix_sharded import check_sharded, sharded_cases
+    cases = [case for name in CONTRACTS for case in sharded_cases(name)]
     done = check_sharded(cases)
     from jax.sharding import AxisType
     from parity_tests import reproducers
@@ -50,6 +39,29 @@ SCRIPT = textwrap.dedent(
     print("sharded-cases", done)
     """
 )
+
+def sharded_cases(name: str) -> list[tuple[str, Any]]:
+    """The sharded matrix's configurations of ``name``: x64 on and off and every voting
+    method (x64 alternating over them), each on a matrix configuration of ``name``
+    (ids, pattern, dtype) at a batch that divides over 8 devices (128, 4096)."""
+    from zero_contracts import CONTRACTS
+
+    from .tester import axes, configs
+
+    methods = axes(CONTRACTS[name]).get("method", ("auto",))
+    wanted = [(x64, "auto") for x64 in (True, False)] if len(methods) == 1 else [
+        (i % 2 == 0, m) for i, m in enumerate(methods)]
+    base = configs(name)
+    out = []
+    for i, (x64, method) in enumerate(wanted):
+        cfg = base[i % len(base)]
+        ids = cfg.id_dtype
+        if not x64 and ids.endswith("64"):  # 64-bit ids need x64 (the matrix checks the error)
+            ids = ids[:-2] + "32"
+        out.append((name, dataclasses.replace(cfg, x64=x64, method=method, id_dtype=ids,
+                                              batch=(128, 4096)[i % 2], transform="eager")))
+    return out
+
 
 #: tester.run_jax's sharded placements: every argument's batch axis (Auto and Explicit
 #: meshes), the even or the odd arguments' (one call mixes shardings), the last axis
@@ -101,7 +113,7 @@ def _run_on_one_mesh(kind: str, todo: list[tuple[Any, Any, dict, dict]]) -> list
     """Every job's function on its arguments placed on one 8-device mesh of ``kind``
     (``tester.run_jax``'s placements), all inside one jit."""
     import jax
-    from jax.sharding import AxisType, NamedSharding, PartitionSpec
+    from jax.sharding import AxisType
 
     import zero_jax
 
@@ -112,25 +124,10 @@ def _run_on_one_mesh(kind: str, todo: list[tuple[Any, Any, dict, dict]]) -> list
         AxisType.Auto if kind == "auto" else AxisType.Explicit,))
 
     def place(check: Any, cfg: Any, arrays: dict) -> list[Any]:
-        contract, mode = check.contract, cfg.transform.removeprefix("sharded_")
-        names = [a.name for a in contract.args]
-        batch = contract.args[0].shape[0] if contract.args[0].shape else None
-        out = []
-        for n in names:
-            if arrays.get(n) is None:
-                continue
-            x, shape = np.asarray(arrays[n]), contract.arg(n).shape
-            if mode == "explicit_last":
-                last = x.ndim >= 2 and x.shape[-1] % ndev == 0
-                spec = PartitionSpec(*((None,) * (x.ndim - 1) + ("batch",) if last else ()))
-            else:
-                on_batch = shape is None or (len(shape) > 0 and shape[0] == batch)
-                if mode in ("explicit_even", "explicit_odd"):
-                    on_batch = on_batch and names.index(n) % 2 == (mode == "explicit_odd")
-                spec = PartitionSpec("batch") if on_batch else PartitionSpec()
-            out.append(jax.device_put(x, NamedSharding(mesh, spec)))  # no compile, unlike
-            # a JAX array's
-        return out
+        where = tester.placements(check.contract, arrays, cfg.transform.removeprefix("sharded_"),
+                                  mesh)
+        # from NumPy: placing a JAX array would compile a reshard
+        return [jax.device_put(np.asarray(arrays[n]), where[n]) for n in where]
 
     def every_call(placed: list[list[Any]]) -> list[tuple]:
         outs = []
@@ -168,7 +165,10 @@ def _on_eight_devices(script: str, timeout: float) -> str:
 def test_matrix_sharded_on_explicit_and_auto_meshes():
     stdout = _on_eight_devices(SCRIPT, 600)
     count = int(stdout.split("sharded-cases")[-1])
-    assert count >= 5 * 13, stdout
+    from zero_contracts import CONTRACTS
+
+    matrix = 5 * sum(len(sharded_cases(name)) for name in CONTRACTS)
+    assert count >= matrix, stdout
 
 
 INNER = textwrap.dedent(
@@ -200,14 +200,25 @@ INNER = textwrap.dedent(
         lmask = rng.random((2, 8, 4)) < 0.8
         certainty = np.stack([np.asarray(zj.self_certainty(logits[g], lmask[g])) for g in (0, 1)])
         methods = ("segment_sum", "pairwise", "one_hot", "auto")
+        # lone samples kept by verl's rule (singleton="raw"): group 0 keeps one sample;
+        # rewards of groups of one, three rewards each, no mask
+        raw = dict(baseline="leave_one_out", singleton="raw")
+        lone = m4.copy()
+        lone[0] = False
+        lone[0, 0] = True
+        ones = rng.normal(size=(4, 1, 3)).astype(np.float32)
+        unsharded_raw = (zj.group_advantages(r4, lone, **raw),
+                         zj.multi_reward_advantages(ones, **raw))
 
-        def inner(ids, r, answers, m, logits, lmask):  # every jitted case: one compile
+        def inner(ids, r, answers, m, logits, lmask, r4s, ones):  # every jitted case: one compile
             return (jax.vmap(zj.cluster_sizes)(ids),
                     zj.group_advantages(r, **zj.ADVANTAGE_PRESETS["rloo"]),
                     [zj.consensus(answers, 3, method=method) for method in methods],
                     zj.vote_metrics(answers, truth, 3, trained=3),
                     zj.group_advantages(r4, m, **rloo_batch),
-                    jax.vmap(zj.self_certainty)(logits, lmask))
+                    jax.vmap(zj.self_certainty)(logits, lmask),
+                    zj.group_advantages(r4s, lone, **raw),
+                    zj.multi_reward_advantages(ones, **raw))
 
         for kind in (AxisType.Explicit, AxisType.Auto):
             mesh = jax.make_mesh((4,), ("a",), axis_types=(kind,), devices=jax.devices()[:4])
@@ -221,9 +232,14 @@ INNER = textwrap.dedent(
                 # - the mask sharded, the rewards as the host gave them (float32 RLOO's
                 #   two-sum scan, with a batch-wide scale)
                 # - a vmap over groups whose rows (not the vmapped axis) are sharded
-                got_sizes, got_loo, votes, metrics, adv, cert = jax.jit(inner)(
-                    put(ids, "a"), put(r, None, "a"), put(answers, None, "a"), put(m4, "a"),
-                    put(logits, None, "a"), put(lmask, None, "a"))
+                # - lone samples: groups sharded, the mask as the host gave it or none
+                got_sizes, got_loo, votes, metrics, adv, cert, lone_adv, ones_adv = jax.jit(
+                    inner)(put(ids, "a"), put(r, None, "a"), put(answers, None, "a"),
+                           put(m4, "a"), put(logits, None, "a"), put(lmask, None, "a"),
+                           put(r4, "a"), put(ones, "a"))
+                for got, want in zip((lone_adv, ones_adv), unsharded_raw, strict=True):
+                    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6,
+                                               atol=1e-6)
                 assert np.array_equal(np.asarray(got_sizes), sizes), (x64, kind)
                 np.testing.assert_allclose(np.asarray(got_loo), loo, rtol=1e-6, atol=1e-6)
                 for method, (labels, share) in zip(methods, votes, strict=True):

@@ -240,32 +240,13 @@ def run_jax(zero_jax, contract: Contract, arrays: dict, hypers: dict, transform:
     if transform == "jit":
         return [np.asarray(o) for o in as_tuple(jax.jit(fn)(*(device[n] for n in present)))]
     if transform.startswith("sharded"):  # 8 host devices
-        from jax.sharding import AxisType, NamedSharding, PartitionSpec
+        from jax.sharding import AxisType
 
-        # sharded_auto / sharded_explicit: every argument's batch axis sharded (an
-        # argument without one, weights [R], replicated); sharded_explicit_even / _odd:
-        # only the even / odd arguments' (the others as the host gave them, so one call
-        # mixes shardings); sharded_explicit_last: the last axis of every argument of
-        # rank >= 2 that divides evenly (a row's samples, a group's members, a token's
-        # vocabulary split over the devices)
         mode = transform.removeprefix("sharded_")
         kind = AxisType.Auto if mode == "auto" else AxisType.Explicit
-        ndev = len(jax.devices())
-        mesh = jax.make_mesh((ndev,), ("batch",), axis_types=(kind,))
-        batch = contract.args[0].shape[0] if contract.args[0].shape else None
-
-        def spec(n):
-            x, shape = device[n], contract.arg(n).shape
-            if mode == "explicit_last":
-                last = x.ndim >= 2 and x.shape[-1] % ndev == 0
-                dims = (None,) * (x.ndim - 1) + ("batch",) if last else ()
-                return NamedSharding(mesh, PartitionSpec(*dims))
-            on_batch = shape is None or (len(shape) > 0 and shape[0] == batch)
-            if mode in ("explicit_even", "explicit_odd"):
-                on_batch = on_batch and names.index(n) % 2 == (mode == "explicit_odd")
-            return NamedSharding(mesh, PartitionSpec("batch") if on_batch else PartitionSpec())
-
-        xs = [jax.device_put(device[n], spec(n)) for n in present]
+        mesh = jax.make_mesh((len(jax.devices()),), ("batch",), axis_types=(kind,))
+        where = placements(contract, arrays, mode, mesh)
+        xs = [jax.device_put(device[n], where[n]) for n in present]
         with jax.set_mesh(mesh):
             outs = as_tuple(jax.jit(fn)(*xs))
         return [np.asarray(o) for o in outs]
@@ -277,6 +258,37 @@ def run_jax(zero_jax, contract: Contract, arrays: dict, hypers: dict, transform:
         np.testing.assert_array_equal(o[0], o[1])  # the two copies agree exactly
         result.append(np.asarray(o[0]))  # a 0-d output stays an array
     return result
+
+
+def placements(contract: Contract, arrays: dict, mode: str, mesh: Any) -> dict[str, Any]:
+    """The ``NamedSharding`` of each present argument on a 1-axis ``mesh`` ("batch").
+
+    ``auto`` / ``explicit``: every argument's batch axis sharded (an argument without
+    one, weights [R], replicated); ``explicit_even`` / ``_odd``: only the even / odd
+    arguments' (the others as the host gave them, so one call mixes shardings);
+    ``explicit_last``: the last axis of every argument of rank >= 2 that divides
+    evenly (a row's samples, a group's members, a token's vocabulary split over the
+    devices)."""
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    names = [a.name for a in contract.args]
+    ndev = mesh.devices.size
+    batch = contract.args[0].shape[0] if contract.args[0].shape else None
+    out = {}
+    for n in names:
+        if arrays.get(n) is None:
+            continue
+        x, shape = np.asarray(arrays[n]), contract.arg(n).shape
+        if mode == "explicit_last":
+            last = x.ndim >= 2 and x.shape[-1] % ndev == 0
+            spec = PartitionSpec(*((None,) * (x.ndim - 1) + ("batch",) if last else ()))
+        else:
+            on_batch = shape is None or (len(shape) > 0 and shape[0] == batch)
+            if mode in ("explicit_even", "explicit_odd"):
+                on_batch = on_batch and names.index(n) % 2 == (mode == "explicit_odd")
+            spec = PartitionSpec("batch") if on_batch else PartitionSpec()
+        out[n] = NamedSharding(mesh, spec)
+    return out
 
 
 def run_torch(zero_torch, contract: Contract, arrays: dict, hypers: dict):

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.sharding import reshard
+from jax.sharding import AxisType, NamedSharding, reshard
 from jax.typing import ArrayLike
 
 from zero_contracts import ADVANTAGE_PRESETS
@@ -77,6 +77,27 @@ def _leave_one_out(r: jax.Array, m: jax.Array, n: jax.Array) -> jax.Array:
     return out if sharding is None else reshard(out, sharding)
 
 
+def _sharded_like(m: jax.Array, r: jax.Array) -> jax.Array:
+    """``m`` with the sharding of ``r`` when the two differ on an Explicit mesh, where a
+    select refuses a condition sharded unlike its cases (a mask as the host gave it, or
+    made here, beside sharded rewards).  Auto-sharded and unsharded inputs pass
+    through."""
+    want = getattr(jax.typeof(r), "sharding", None)
+    have = getattr(jax.typeof(m), "sharding", None)
+    if not isinstance(want, NamedSharding) or not isinstance(have, NamedSharding):
+        return m
+    if AxisType.Explicit not in want.mesh.axis_types:
+        return m
+
+    def spec(s: NamedSharding, ndim: int) -> tuple[Any, ...]:
+        return tuple(s.spec) + (None,) * (ndim - len(s.spec))
+
+    if spec(want, r.ndim) == spec(have, m.ndim) or m.shape != r.shape:
+        return m
+    out: jax.Array = reshard(m, want)
+    return out
+
+
 def _two_sum(a: jax.Array, b: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth)."""
     s = a + b
@@ -119,6 +140,7 @@ def advantages_of(
     with it) but keeps the sums from overflowing and the squares from overflowing or
     flushing to 0."""
     ddof = min(ddof, r.shape[-1] * r.shape[-2])  # a larger ddof changes no result
+    m = _sharded_like(m, r)
     hi = jnp.max(jnp.where(m, r, -jnp.inf), axis=-1, keepdims=True)
     lo = jnp.min(jnp.where(m, r, jnp.inf), axis=-1, keepdims=True)
     if scale == "batch":
