@@ -242,6 +242,7 @@ def test_every_arm_runs_on_fake_roles():
 # ------------------------------------------------------------------ the stacks
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("stack", ["trl", "tunix"])
 def test_every_arm_runs_a_few_steps_inside_the_stack(stack, tmp_path):
     """The command line in a fresh process (JAX's default x64 off, as users run it; the
@@ -257,9 +258,11 @@ def test_every_arm_runs_a_few_steps_inside_the_stack(stack, tmp_path):
     argv = [sys.executable, str(ROOT / "examples/r_zero/r_zero.py"), "--stack", stack,
             "--smoke", "--seeds", "1", "--json", str(out), "--quiet"]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
-    done = subprocess.run(argv, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)},
+    done = subprocess.run(argv, cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT),
+                                               "TMPDIR": str(tmp_path)},
                           capture_output=True, text=True, timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    assert not list(tmp_path.glob("r-zero-xla-*"))  # Tunix's compile cache goes at exit
     record = json.loads(out.read_text())
     assert record["arms"] == list(ARMS) and record["stack"] == stack
     seed = record["seeds"][0]

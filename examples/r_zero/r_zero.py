@@ -336,11 +336,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         p.error("the random arm copies the coevolve arm's reward rate: run it with coevolve")
     set_threads(args.stack, args.threads)
     if args.stack == "tunix":  # every phase builds a new GRPOLearner: compile each program once
+        import atexit
+        import shutil
         import tempfile
 
         import jax
 
         cache = tempfile.mkdtemp(prefix="r-zero-xla-")
+        atexit.register(shutil.rmtree, cache, ignore_errors=True)  # this run's programs only
         jax.config.update("jax_compilation_cache_dir", cache)
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     s, m = configs(args)
