@@ -21,12 +21,6 @@ LIBRARY = ("zero_contracts", "zero_jax", "zero_torch", "zero_text")
 collect_ignore = [] if importlib.util.find_spec("torch") else ["zero_torch"]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``long`` first (a stable sort): started last, one of them would
-    keep one worker busy while the other has nothing left to run."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
-
-
 @pytest.fixture(autouse=True)
 def _library_doctests_with_jax_defaults(request: pytest.FixtureRequest) -> Iterator[None]:
     path = Path(request.node.path)

@@ -291,7 +291,6 @@ OPTIONS = [
 ]
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("x64", [False, True], ids=["x64-off", "x64-on"])
 def test_every_option_is_finite_and_agrees_with_the_oracle(x64):
     """Every scale x singleton x baseline x eps (0 and the presets' values) x ddof, on

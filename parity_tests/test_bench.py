@@ -40,7 +40,6 @@ def _grid(out: Path) -> dict:
     return json.loads((out / "grid.json").read_text())
 
 
-@pytest.mark.long
 def test_quick_grid_runs_every_family_on_jax_torch_and_the_oracle(tmp_path):
     assert runner.main(["--quick", "--grid-only", "--out", str(tmp_path)]) == 0
     g = _grid(tmp_path)

@@ -75,7 +75,6 @@ def bare(tmp_path_factory) -> tuple[Path, Path]:
     return python, src
 
 
-@pytest.mark.long
 def test_each_entry_point_names_its_extra_in_a_bare_install(bare, tmp_path):
     python, src = bare
     bin_ = python.parent

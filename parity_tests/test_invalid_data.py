@@ -6,8 +6,9 @@ rule's gate holds, some where it does not and nothing may change).  Then:
 
 * the plain zero_jax path poisons exactly what the NumPy oracle (``cases``, written
   from the contract's rule) poisons: NaN / -1 rows, valid rows exact;
-* ``zero_jax.checked`` around the same call raises ``ValueError`` with the message
-  zero_torch raises for the same data;
+* ``zero_jax.checked`` around the same call (one of eager / jit / vmap per case, spread
+  over the three; every placement of ``checked`` is tested below) raises ``ValueError``
+  with the message zero_torch raises for the same data;
 * a real hyper-parameter out of range raises eagerly in both twins when it is a
   Python value, and poisons (plain) or raises the torch message (checked) when it is
   traced.
@@ -229,6 +230,7 @@ def test_invalid_data_poisons_the_plain_path_and_raises_under_checked(
     if kind == "order":
         order = next(o for o in spec.constraints if o.low == target)
         traced = {order.low, order.high}
+    checked_on = checked_transform(name, kind, target, x64, method, bool(traced))
     for transform in TRANSFORMS:
         where = f"zero_jax.{name}[{kind}:{target}, {transform}]"
         with jax.enable_x64(x64):
@@ -240,11 +242,27 @@ def test_invalid_data_poisons_the_plain_path_and_raises_under_checked(
             run = runner(spec, hypers, transform, traced)(arrays)
             got = _outputs(run, transform)
             dtypes = expected_jax_dtypes(spec, arrays, x64)
-            with pytest.raises(ValueError) as err:
-                jax.block_until_ready(zero_jax.checked(run)())
-            assert str(err.value) == message, where
+            if transform == checked_on:
+                with pytest.raises(ValueError) as err:
+                    jax.block_until_ready(zero_jax.checked(run)())
+                assert str(err.value) == message, where
         for i, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
             compare(g, w, dt, f"{where} output {i}", tolerance_scale(spec, arrays))
+
+
+def checked_transform(name: str, kind: str, target: str, x64: bool, method: str,
+                      traced: bool) -> str:
+    """The transform whose call also runs under ``checked`` for this case: one per case,
+    spread over eager / jit / vmap by the case's hash (a traced hyper-parameter is a
+    Python value eagerly, where both twins raise at once).  ``checked`` in every
+    placement is tested below; here each rule's message."""
+    options = TRANSFORMS[1:] if traced else TRANSFORMS
+    return options[zlib.crc32(f"{name}-{kind}-{target}-{x64}-{method}".encode()) % len(options)]
+
+
+def test_checked_runs_every_transform_across_the_cases():
+    seen = {checked_transform(*case, case[1] != "arg") for case in CASES}
+    assert seen == set(TRANSFORMS)
 
 
 def _poisoned(w: np.ndarray) -> bool:

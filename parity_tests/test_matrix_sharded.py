@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 SCRIPT = textwrap.dedent(
     """
@@ -163,7 +162,6 @@ def _on_eight_devices(script: str, timeout: float) -> str:
     return out.stdout
 
 
-@pytest.mark.long
 def test_matrix_sharded_on_explicit_and_auto_meshes():
     stdout = _on_eight_devices(SCRIPT, 600)
     count = int(stdout.split("sharded-cases")[-1])
@@ -264,7 +262,6 @@ INNER = textwrap.dedent(
 )
 
 
-@pytest.mark.long
 def test_inner_axes_sharded_on_explicit_and_auto_meshes():
     """Sharded along the axis a reward reduces over (a vmapped group of arbitrary ids,
     the samples of a group, a row's answers): equal to NumPy, x64 off and on."""

@@ -233,7 +233,6 @@ def test_solver(b, k, n, seed, alpha):
     )
 
 
-@pytest.mark.long
 @settings(max_examples=12)  # each example compiles 8 kernels; the matrix covers the rest
 @given(b=BATCH, k=GROUP, n=st.sampled_from([1, 2, 3, 5, 17]), seed=SEED)
 def test_every_voting_method_agrees(b, k, n, seed):

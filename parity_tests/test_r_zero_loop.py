@@ -242,7 +242,6 @@ def test_every_arm_runs_on_fake_roles():
 # ------------------------------------------------------------------ the stacks
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("stack", ["trl", "tunix"])
 def test_every_arm_runs_a_few_steps_inside_the_stack(stack, tmp_path):
     """The command line in a fresh process (JAX's default x64 off, as users run it; the

@@ -1067,7 +1067,6 @@ def test_stack_modules_do_not_import_the_stacks_and_the_library_not_them():
 # ------------------------------------------------------------ the examples
 
 
-@pytest.mark.long
 def test_examples_train_a_few_steps(tmp_path):
     pytest.importorskip("tunix", reason="needs the [tunix] extra (CI installs it)")
     pytest.importorskip("trl", reason="needs the [trl] extra (CI installs it)")

@@ -231,7 +231,6 @@ def test_help_lists_the_arms_and_fresh_seeds_are_refused(stack, capsys):
 # ------------------------------------------------------------------ both stacks, every arm
 
 
-@pytest.mark.long
 def test_both_stacks_run_every_arm(tmp_path):
     pytest.importorskip("tunix", reason="needs the [tunix] extra (CI installs it)")
     pytest.importorskip("trl", reason="needs the [trl] extra (CI installs it)")

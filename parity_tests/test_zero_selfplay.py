@@ -364,7 +364,6 @@ def _strip(result: dict) -> str:
     return json.dumps(clean(result), sort_keys=True)
 
 
-@pytest.mark.long
 def test_cli_smoke_is_deterministic(tmp_path, capsys):
     outs = []
     for i in range(2):
@@ -407,7 +406,6 @@ class Spy:
         return wrapper
 
 
-@pytest.mark.long
 def test_loop_takes_every_reward_from_the_library():
     # Zero the two rewards that drive learning: if the loop took its training signal
     # from anywhere else, the Solver or the Challenger would still move.
