@@ -321,3 +321,36 @@ def test_no_warm_start_cart_is_held_out():
         evals = carts.eval_carts(seed, 64)
         assert all(carts.held_out(c) for c in evals)
         assert not labelled & {carts.question_text(c) for c in evals}
+
+
+# ------------------------------------------------------------------ the Solver phase
+
+
+def test_the_solver_phase_trains_the_trl_solver_on_labelled_questions():
+    """The smoke run's tiny Challenger writes no well-formed question, so its Solver phase
+    has an empty pool: here the warm-started TRL Solver trains on a pool of carts (labels
+    the majority's, the checker's, or a coin) through ``solver_phase``, as the loop calls
+    it, and each step's reward comes back."""
+    pytest.importorskip("trl", reason="needs the [trl] extra (CI installs it)")
+    sys.path.insert(0, str(ROOT / "examples" / "r_zero"))
+    try:
+        import models
+        from r_zero import SMOKE
+    finally:
+        sys.path.remove(str(ROOT / "examples" / "r_zero"))
+    import dataclasses
+
+    cfg = dataclasses.replace(models.ModelConfig(), **SMOKE["model"])
+    s = dataclasses.replace(Settings(), **SMOKE["settings"])
+    _, solver = models.warm_roles("trl", cfg)
+    questions = [carts.question_text(c) for c in carts.eval_carts(7, 2)]
+    truths = carts.truths(questions)
+    labels = [carts.answer_text(t) for t in truths]
+    kept = np.array([t is not None for t in truths])
+    assert kept.any()
+    pool = loop.Pool(questions, labels, np.full(len(questions), 0.5), kept, truths)
+    for arm, rates in (("coevolve", None), ("truth", None), ("random", [0.5] * s.solver_steps)):
+        out = loop.solver_phase(solver, pool, s, 5, arm, rates)
+        assert out["questions"] == int(kept.sum()), arm
+        assert len(out["reward"]) == s.solver_steps, (arm, out)
+        assert all(0 <= r <= 1 for r in out["reward"]), (arm, out)
