@@ -141,19 +141,24 @@ def test_the_dev_extra_is_composed_of_every_other_extra():
 
 def test_ci_runs_exactly_the_readme_test_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    command = next(line for line in readme if '-c constraints.txt -e ".[dev]"' in line)
+    command = next(line for line in readme if line.endswith("bash run-tests.sh"))
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
     assert ci[-1] == command
-    assert "&& ruff check . && mypy && pytest -q" in command
+    script = (ROOT / "run-tests.sh").read_text(encoding="utf-8")
+    steps = [line for line in script.splitlines() if line and not line.startswith((" ", "#"))]
+    for step in ('pip install -q --no-compile -c constraints.txt -e ".[dev]"', "ruff check .",
+                 "mypy", 'pytest -q -n 2 -m "not alone"'):
+        assert step in steps, step
+    assert "parity_tests/test_stacks_verl.py" in script
 
 
 def test_the_alone_step_runs_every_test_marked_alone():
-    """The second pytest step runs the `alone` tests on their files only (collecting
+    """The last pytest step runs the `alone` tests on their files only (collecting
     the whole suite again costs seconds); every module that marks a test `alone` must
     be among them, or its tests would run in neither step."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    step = re.search(r"pytest -q -m alone ([^&]+)&&", readme)
-    assert step, "the README's test command runs `pytest -q -m alone <files>`"
+    script = (ROOT / "run-tests.sh").read_text(encoding="utf-8")
+    step = re.search(r"^pytest -q -m alone (.+)$", script, re.M)
+    assert step, "run-tests.sh runs `pytest -q -m alone <files>`"
     listed = set(step.group(1).split())
     marking = {f"parity_tests/{p.name}" for p in (ROOT / "parity_tests").glob("test_*.py")
                if re.search(r"mark\.alone\b", p.read_text(encoding="utf-8"))}
