@@ -3,8 +3,9 @@
 #   1. install the project with the dev extra (every extra but verl) and compile its
 #      bytecode on every core (pip compiles on one);
 #   2. ruff, mypy --strict;
-#   3. the tests on two workers, then the few marked `alone` (several processes each) by
-#      themselves;
+#   3. the tests on two workers (worksteal: a worker that runs out takes tests queued on
+#      the other, so both finish together), then the few marked `alone` (several processes
+#      each) by themselves;
 #   4. the verl tests, in a venv of their own: verl pins an older transformers than TRL. That
 #      venv is kept in your cache directory between runs. It is installed and tested in the
 #      background from the start, while step 1 runs: each pip install uses one core, so on a
@@ -36,7 +37,7 @@ pip install -q --no-compile -c constraints.txt -e ".[dev]"
 python -c "import compileall, sys; compileall.compile_dir(sys.prefix, quiet=2, workers=0); import jax, torch; print('jax', jax.__version__, '| torch', torch.__version__)"
 ruff check .
 mypy
-pytest -q -n 2 -m "not alone"
+pytest -q -n 2 --dist worksteal -m "not alone"
 
 verl_status=0
 wait "$verl" || verl_status=$?

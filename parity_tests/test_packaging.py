@@ -147,7 +147,7 @@ def test_ci_runs_exactly_the_readme_test_command():
     script = (ROOT / "run-tests.sh").read_text(encoding="utf-8")
     steps = [line for line in script.splitlines() if line and not line.startswith((" ", "#"))]
     for step in ('pip install -q --no-compile -c constraints.txt -e ".[dev]"', "ruff check .",
-                 "mypy", 'pytest -q -n 2 -m "not alone"'):
+                 "mypy", 'pytest -q -n 2 --dist worksteal -m "not alone"'):
         assert step in steps, step
     assert "parity_tests/test_stacks_verl.py" in script
 
