@@ -20,7 +20,8 @@ fi
 verl_venv="${XDG_CACHE_HOME:-$HOME/.cache}/zero-rewards/venv-verl"
 work="$(mktemp -d)"
 # The verl venv installs a wheel built here first: two pip builds of the checkout at once
-# would write its build/ and egg-info directories together.
+# would write its build/ and egg-info directories together. pip keeps an installed wheel of
+# the same version, so the second install replaces the copy a previous run left.
 pip wheel -q --no-deps -w "$work" .
 wheel=("$work"/*.whl)
 
@@ -28,6 +29,7 @@ set -m  # the background job gets a process group of its own, ended below if thi
 (
   python3 -m venv "$verl_venv" &&
     "$verl_venv/bin/pip" install -q --no-compile -c constraints.txt "${wheel[0]}[verl]" pytest hypothesis &&
+    "$verl_venv/bin/pip" install -q --no-compile --no-deps --force-reinstall "${wheel[0]}" &&
     "$verl_venv/bin/python" -m pytest -q -p no:cacheprovider parity_tests/test_stacks_verl.py
 ) >"$work/verl.log" 2>&1 &
 verl=$!
