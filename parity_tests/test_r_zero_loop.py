@@ -326,12 +326,15 @@ def test_no_warm_start_cart_is_held_out():
 # ------------------------------------------------------------------ the Solver phase
 
 
-def test_the_solver_phase_trains_the_trl_solver_on_labelled_questions():
+@pytest.mark.parametrize("stack", ["trl", "tunix"])
+def test_the_solver_phase_trains_the_solver_on_labelled_questions(stack):
     """The smoke run's tiny Challenger writes no well-formed question, so its Solver phase
-    has an empty pool: here the warm-started TRL Solver trains on a pool of carts (labels
-    the majority's, the checker's, or a coin) through ``solver_phase``, as the loop calls
-    it, and each step's reward comes back."""
-    pytest.importorskip("trl", reason="needs the [trl] extra (CI installs it)")
+    has an empty pool: here the warm-started Solver (TRL's GRPOTrainer, Tunix's GRPOLearner)
+    trains on a pool of carts (labels the majority's, the checker's, or a coin) through
+    ``solver_phase``, as the loop calls it, and each step's reward comes back. x64 is on
+    here (the suite's default; the smoke runs have it off): the Tunix model's cache write
+    once mixed int64 and int32 indices there."""
+    pytest.importorskip(stack, reason=f"needs the [{stack}] extra (CI installs it)")
     sys.path.insert(0, str(ROOT / "examples" / "r_zero"))
     try:
         import models
@@ -342,7 +345,7 @@ def test_the_solver_phase_trains_the_trl_solver_on_labelled_questions():
 
     cfg = dataclasses.replace(models.ModelConfig(), **SMOKE["model"])
     s = dataclasses.replace(Settings(), **SMOKE["settings"])
-    _, solver = models.warm_roles("trl", cfg)
+    _, solver = models.warm_roles(stack, cfg)
     questions = [carts.question_text(c) for c in carts.eval_carts(7, 2)]
     truths = carts.truths(questions)
     labels = [carts.answer_text(t) for t in truths]

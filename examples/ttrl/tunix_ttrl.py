@@ -88,8 +88,11 @@ class Block(nnx.Module):
         q, k, v = (z.reshape(b, t, h, d // h) for z in (q, k, v))
         if cache is not None:  # write this call's keys and values at end_index
             at = cache["end_index"][0]
-            k = jax.lax.dynamic_update_slice(cache["k"], k.astype(cache["k"].dtype), (0, at, 0, 0))
-            v = jax.lax.dynamic_update_slice(cache["v"], v.astype(cache["v"].dtype), (0, at, 0, 0))
+            zero = jnp.zeros_like(at)  # indices of one dtype, x64 on or off
+            k = jax.lax.dynamic_update_slice(cache["k"], k.astype(cache["k"].dtype),
+                                             (zero, at, zero, zero))  # fmt: skip
+            v = jax.lax.dynamic_update_slice(cache["v"], v.astype(cache["v"].dtype),
+                                             (zero, at, zero, zero))  # fmt: skip
             cache = {"k": k, "v": v, "end_index": cache["end_index"] + t}
         scores = jnp.einsum("bthd,bshd->bhts", q, k) / np.sqrt(d // h)
         scores = jnp.where(mask[:, None, :, :], scores, NEG)
