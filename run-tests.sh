@@ -31,7 +31,7 @@ set -m  # the background job gets a process group of its own, ended below if thi
     "$verl_venv/bin/pip" install -q --no-compile -c constraints.txt "${wheel[0]}[verl]" pytest hypothesis &&
     "$verl_venv/bin/pip" install -q --no-compile --no-deps --force-reinstall "${wheel[0]}" &&
     "$verl_venv/bin/python" -m pytest -q -p no:cacheprovider parity_tests/test_stacks_verl.py
-) >"$work/verl.log" 2>&1 &
+) </dev/null >"$work/verl.log" 2>&1 &
 verl=$!
 trap 'kill -- -"$verl" 2>/dev/null || true; rm -rf "$work"' EXIT
 
